@@ -1,0 +1,57 @@
+"""tao: ReAct agents (Thought, Action, Observation) for serious use.
+
+    from tao import Agent, tool
+
+    result = Agent(model="local", tools=["calc"]).run("What is 17 * 23 + 4?")
+    print(result.status, result.answer)
+
+Heavy modules (provider SDKs, the embedded model) load only when used, so
+``import tao`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tao.errors import (
+    ModelError,
+    ModelSpecError,
+    ModelUnavailableError,
+    StoreError,
+    TaoError,
+    ToolDefinitionError,
+    ToolError,
+    UnknownToolSetError,
+)
+from tao.tools.base import Tool, tool
+from tao.trace import RunResult, Status, Step, StepKind, Usage
+
+if TYPE_CHECKING:
+    from tao.loop import Agent
+
+__all__ = [
+    "Agent",
+    "ModelError",
+    "ModelSpecError",
+    "ModelUnavailableError",
+    "RunResult",
+    "Status",
+    "Step",
+    "StepKind",
+    "StoreError",
+    "TaoError",
+    "Tool",
+    "ToolDefinitionError",
+    "ToolError",
+    "UnknownToolSetError",
+    "Usage",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Agent":
+        from tao.loop import Agent
+
+        return Agent
+    raise AttributeError(f"module 'tao' has no attribute {name!r}")

@@ -1,0 +1,37 @@
+"""The three limits every run has (SPEC L5): steps, wall-clock seconds, tokens.
+
+Running out is a status (``max_steps``), never an exception. Defaults are small
+on purpose: the ReAct paper used 7 steps for HotpotQA and 5 for FEVER.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tao.trace import Usage
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits of one run; ``Budget(max_steps=5)`` is the paper's FEVER setting."""
+
+    max_steps: int = 8
+    max_seconds: float = 300.0
+    max_tokens: int = 100_000
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        if self.max_seconds <= 0 or self.max_tokens <= 0:
+            raise ValueError("max_seconds and max_tokens must be positive")
+
+    def exhausted(self, steps_taken: int, started: float, usage: Usage) -> str | None:
+        """Which limit is spent, as a sentence for the trace, or ``None`` to go on."""
+        if steps_taken >= self.max_steps:
+            return f"step limit of {self.max_steps} reached"
+        if time.monotonic() - started >= self.max_seconds:
+            return f"time limit of {self.max_seconds:g} s reached"
+        if usage.input_tokens + usage.output_tokens >= self.max_tokens:
+            return f"token limit of {self.max_tokens:,} reached"
+        return None

@@ -1,0 +1,1 @@
+"""The ``tao`` command line: ``tao run``, ``tao runs ...``, ``tao serve``."""

@@ -1,0 +1,177 @@
+"""``tao run TASK``: one agent run from the shell, shown live or printed as JSON (SPEC M1, M2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tao.errors import ModelSpecError, TaoError, ToolError
+from tao.protocol.labels import LABELS
+from tao.tools.base import Tool
+from tao.trace import RunResult, Status, Step
+
+#: Exit codes, so scripts can tell an answer from a spent budget from a failure.
+EXIT = {Status.FINISHED: 0, Status.ERROR: 1, Status.MAX_STEPS: 3, Status.AWAITING_APPROVAL: 4}
+
+
+class LiveDisplay:
+    """Prints each step the moment it completes, and the answer last."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False)
+
+    def on_start(self, result: RunResult) -> None:
+        from rich.text import Text
+
+        self.console.print(
+            Text.assemble(
+                ("tao ", "bold cyan"), (result.model, "cyan"), "  ", (result.task, "bold")
+            )
+        )
+
+    def on_step(self, result: RunResult, step: Step) -> None:
+        from tao.cli.render import render_step
+
+        self.console.print(render_step(step))
+
+    def on_finish(self, result: RunResult) -> None:
+        from tao.cli.render import render_result_footer
+
+        self.console.print(render_result_footer(result))
+
+
+def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
+    """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
+    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    click.echo(f"\n>>> {tool.name}({shown})", err=True)
+    click.echo("Do this, then type the Observation (one line):", err=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise ToolError("no observation was typed (standard input is closed)")
+    return line.rstrip("\n")
+
+
+@click.command()
+@click.argument("task")
+@click.option(
+    "-m",
+    "--model",
+    "model_spec",
+    envvar="TAO_MODEL",
+    default="local",
+    show_default=True,
+    help="local, local:PATH.gguf, openai:MODEL, replay:PATH",
+)
+@click.option(
+    "-t",
+    "--tools",
+    "tool_sets",
+    multiple=True,
+    help="Tool sets, comma-separated: calc, files, tests, wiki, human.",
+)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    help="Folder the file and test tools are confined to.",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL corpus (title, text) for the wiki tools.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(sorted(LABELS)),
+    default="en",
+    show_default=True,
+    help="Label language of the text protocol.",
+)
+@click.option("--max-steps", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    help="Wall-clock limit of the run.",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Total token limit of the run.",
+)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option(
+    "--base-url",
+    envvar="OPENAI_BASE_URL",
+    help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+)
+@click.option(
+    "--no-grammar", is_flag=True, help="Do not constrain local decoding to the ReAct format."
+)
+@click.option(
+    "--human-tools", is_flag=True, help="You perform every Action and type the Observation."
+)
+@click.option("--no-log", is_flag=True, help="Do not record this run in the run log.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object instead of the live display."
+)
+def run(
+    task: str,
+    model_spec: str,
+    tool_sets: tuple[str, ...],
+    project: Path,
+    corpus: Path | None,
+    lang: str,
+    max_steps: int,
+    max_seconds: float,
+    max_tokens: int,
+    temperature: float,
+    base_url: str | None,
+    no_grammar: bool,
+    human_tools: bool,
+    no_log: bool,
+    as_json: bool,
+) -> None:
+    """Run an agent on TASK and show each Thought, Action and Observation.
+
+    \b
+    tao run "What is 17 * 23 + 4?" --model local --tools calc
+    tao run "Why does tests/test_cart.py fail?" -m openai:gpt-4o-mini -t files,tests --project .
+    """
+    from tao.loop import Agent
+
+    sets = [name for chunk in tool_sets for name in chunk.split(",") if name.strip()]
+    try:
+        agent = Agent(
+            model_spec,
+            sets,
+            lang=lang,
+            max_steps=max_steps,
+            max_seconds=max_seconds,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            grammar=not no_grammar,
+            project=project,
+            corpus=corpus,
+            base_url=base_url,
+            executor=human_executor if human_tools else None,
+            record=not no_log,
+        )
+        result = agent.run(task, observers=[] if as_json else [LiveDisplay()])
+    except ModelSpecError as error:
+        raise click.UsageError(str(error)) from None
+    except TaoError as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    sys.exit(EXIT[result.status])

@@ -1,0 +1,1 @@
+"""How a model's text becomes an action: labels, parsing, prompts, grammars."""

@@ -1,0 +1,260 @@
+"""Typed tools from plain functions (SPEC T1).
+
+The function's name, docstring and type hints are the single source of truth:
+they become the description the model reads, the JSON schema native tool
+calling sends, and the pydantic model that validates arguments *before* the
+function runs. A validation failure, a refusal (:class:`tao.ToolError`) or any
+exception becomes an Observation; the loop never sees a raise.
+
+    @tool
+    def sok_arenden(status: str, aldre_an_dagar: int = 0) -> str:
+        \"\"\"Search support tickets by status and minimum age in days.\"\"\"
+        ...
+
+    sok_arenden.run_text('status="öppen", aldre_an_dagar=7', form="call")
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_type_hints, overload
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from tao.errors import ToolDefinitionError, ToolError
+
+#: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
+Effect = Literal["read", "writes", "deletes", "sends", "pays"]
+Keep = Literal["head", "tail"]
+
+DEFAULT_MAX_CHARS = 8_000
+
+
+class ArgumentError(ToolError):
+    """The model's argument text does not fit the tool's parameters."""
+
+
+@dataclass
+class Tool:
+    """A callable the model may ask for, with everything needed to describe and guard it."""
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    params: type[BaseModel]
+    effects: tuple[Effect, ...] = ("read",)
+    #: Observations longer than this are cut, and the cut is stated (SPEC L6).
+    max_chars: int = DEFAULT_MAX_CHARS
+    #: Which end of a long output matters: a test log's tail, a file's head.
+    keep: Keep = "head"
+    param_names: tuple[str, ...] = field(default=())
+
+    @property
+    def read_only(self) -> bool:
+        return self.effects == ("read",)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments, as native tool calling wants it."""
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    @property
+    def signature(self) -> str:
+        """How the prompt shows the tool: ``calculator[expression]`` or ``f(a, b=0)``."""
+        return f"{self.name}[{', '.join(self.param_names)}]"
+
+    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, Any]:
+        """Turn the argument text of an Action into keyword arguments (unvalidated)."""
+        if form == "call" or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
+            parsed = _parse_call_arguments(text)
+            if parsed is not None:
+                args, kwargs = parsed
+                return self._merge(args, kwargs)
+        if not self.param_names:
+            if text.strip():
+                raise ArgumentError(f"{self.name} takes no argument")
+            return {}
+        return {self.param_names[0]: _unquote(text.strip())}
+
+    def _merge(self, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if len(args) > len(self.param_names):
+            raise ArgumentError(
+                f"{self.name} takes {len(self.param_names)} argument(s), got {len(args)}"
+            )
+        bound = dict(zip(self.param_names, args, strict=False))
+        for key, value in kwargs.items():
+            if key in bound:
+                raise ArgumentError(f"{self.name} got {key!r} twice")
+            bound[key] = value
+        return bound
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check arguments against the signature; raise :class:`ArgumentError` with why."""
+        try:
+            model = self.params.model_validate(arguments)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in error.errors()
+            )
+            raise ArgumentError(
+                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+            ) from None
+        return {name: getattr(model, name) for name in self.param_names}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, as plain Python."""
+        return self.fn(*args, **kwargs)
+
+    def invoke(self, arguments: dict[str, Any]) -> str:
+        """Validate and run; the result is text for the Observation. May raise."""
+        result = self.fn(**self.validate(arguments))
+        return result if isinstance(result, str) else _to_text(result)
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _looks_like_kwargs(text: str) -> bool:
+    head = text.split(",", 1)[0]
+    return "=" in head and head.split("=", 1)[0].strip().isidentifier()
+
+
+def _parse_call_arguments(text: str) -> tuple[list[Any], dict[str, Any]] | None:
+    """Parse ``a, key=value`` as Python literals; ``None`` if it is not that shape."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    try:
+        args = [ast.literal_eval(node) for node in call.args]
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if any(kw.arg is None for kw in call.keywords):
+        return None
+    return args, kwargs
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+def make_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effects: tuple[Effect, ...] | Effect = ("read",),
+    max_chars: int = DEFAULT_MAX_CHARS,
+    keep: Keep = "head",
+) -> Tool:
+    """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
+    if isinstance(fn, Tool):
+        return fn
+    tool_name: str = name or str(getattr(fn, "__name__", ""))
+    if not tool_name.isidentifier():
+        raise ToolDefinitionError(f"tool name {tool_name!r} is not an identifier")
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    summary: str = " ".join(p for p in (doc.short_description, doc.long_description) if p)
+    param_docs: dict[str, str] = {p.arg_name: p.description or "" for p in doc.params}
+    try:
+        hints = get_type_hints(fn)
+    except Exception as error:
+        raise ToolDefinitionError(f"cannot read type hints of {tool_name}: {error}") from error
+    fields: dict[str, Any] = {}
+    names: list[str] = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"{tool_name}: *args/**kwargs cannot be described to a model")
+        if param.name not in hints:
+            raise ToolDefinitionError(f"{tool_name}: parameter {param.name!r} needs a type hint")
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (
+            hints[param.name],
+            Field(default, description=param_docs.get(param.name)),
+        )
+        names.append(param.name)
+    params = create_model(
+        f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return Tool(
+        name=tool_name,
+        description=description or summary or tool_name,
+        fn=fn,
+        params=params,
+        effects=(effects,) if isinstance(effects, str) else tuple(effects),
+        max_chars=max_chars,
+        keep=keep,
+        param_names=tuple(names),
+    )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effects: tuple[Effect, ...] | Effect = ("read",),
+    max_chars: int = DEFAULT_MAX_CHARS,
+    keep: Keep = "head",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effects: tuple[Effect, ...] | Effect = ("read",),
+    max_chars: int = DEFAULT_MAX_CHARS,
+    keep: Keep = "head",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a typed, documented function a tool, bare (``@tool``) or configured.
+
+    @tool(max_chars=2_000, keep="tail")
+    def run_checks(path: str) -> str:
+        \"\"\"Run the linters on one file.\"\"\"
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return make_tool(
+            f, name=name, description=description, effects=effects, max_chars=max_chars, keep=keep
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def cut(text: str, max_chars: int, keep: Keep) -> str:
+    """Bound an observation and say so, so the model knows it saw only part (SPEC L6)."""
+    if len(text) <= max_chars:
+        return text
+    if keep == "tail":
+        return (
+            f"[output cut: showing the last {max_chars:,} of {len(text):,} characters]\n"
+            + text[-max_chars:]
+        )
+    return (
+        text[:max_chars]
+        + f"\n[output cut: showing the first {max_chars:,} of {len(text):,} characters]"
+    )

@@ -1,0 +1,159 @@
+"""Shared fixtures: an isolated TAO_HOME, the real CLI, a real HTTP model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: The benchmark data lives beside the checkout, never inside it.
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own run log; nothing touches the user's real one."""
+    home = tmp_path / "tao-home"
+    monkeypatch.setenv("TAO_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAO_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Callable[[list[str]], Path]:
+    """Write a replay script (a JSON array of replies) and return its path."""
+    counter = iter(range(1_000))
+
+    def write(replies: list[str]) -> Path:
+        path = tmp_path / f"replies-{next(counter)}.json"
+        path.write_text(json.dumps(replies, ensure_ascii=False), encoding="utf-8")
+        return path
+
+    return write
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def tao_cli(tao_home: Path) -> Callable[..., CliResult]:
+    """Run the real ``tao`` command in a child process, as a user would."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> CliResult:
+        full_env = {**os.environ, "TAO_HOME": str(tao_home), "COLUMNS": "120", **(env or {})}
+        proc = subprocess.run(
+            [sys.executable, "-m", "tao", *args],
+            input=input if input is not None else "",
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=full_env,
+            timeout=timeout,
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+@dataclass
+class ChatServer:
+    """A real HTTP server on 127.0.0.1 speaking the chat-completions wire format.
+
+    ``replies`` are served in order; each may be a string (the assistant's
+    content) or a ``(status, body)`` tuple to answer with an error. Every request
+    body is kept in ``requests`` so tests can assert what the SDK really sent.
+    """
+
+    base_url: str
+    replies: list[Any]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def _completion(content: str, request: dict[str, Any]) -> dict[str, Any]:
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
+    return {
+        "id": f"chatcmpl-test{len(content)}",
+        "object": "chat.completion",
+        "created": 1_764_000_000,
+        "model": request.get("model", "test"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_chars // 4 + 1,
+            "completion_tokens": len(content) // 4 + 1,
+            "total_tokens": prompt_chars // 4 + len(content) // 4 + 2,
+        },
+    }
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    server_state = ChatServer("", [])
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            with lock:
+                server_state.requests.append(body)
+                server_state.paths.append(self.path)
+                reply = (
+                    server_state.replies.pop(0)
+                    if server_state.replies
+                    else (
+                        500,
+                        {"error": {"message": "no scripted reply left", "type": "server_error"}},
+                    )
+                )
+            status, payload = reply if isinstance(reply, tuple) else (200, _completion(reply, body))
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server_state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server_state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
