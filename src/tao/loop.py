@@ -66,6 +66,8 @@ class Agent:
         ask: Callable[[str], str] | None = None,
         record: bool | Store = True,
         system_prompt: str | None = None,
+        numbered: bool = False,
+        task_label: str | None = None,
     ) -> None:
         from tao.tools.registry import resolve_tools
 
@@ -85,6 +87,8 @@ class Agent:
         self.grammar = grammar
         self.executor = executor or call_tool
         self.record = record
+        self.numbered = numbered
+        self.task_label = task_label
         self.system_prompt = system_prompt or prompts.system_prompt(
             self.labels, list(self.tools.values())
         )
@@ -98,7 +102,7 @@ class Agent:
             watcher.on_start(result)
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": prompts.task_message(self.labels, task)},
+            {"role": "user", "content": prompts.task_message(self.labels, task, self.task_label)},
         ]
         started = time.monotonic()
         while (spent := self.budget.exhausted(len(result.steps), started, result.usage)) is None:
@@ -125,7 +129,7 @@ class Agent:
         started = time.perf_counter()
         sent = [dict(m) for m in messages]
         try:
-            reply = self._complete(sent)
+            reply = self._complete(sent, self._stops(index))
         except Exception as error:  # a backend failure ends the run with status error
             message = (
                 str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"
@@ -142,7 +146,7 @@ class Agent:
                 time.perf_counter() - started,
             )
         model_s = time.perf_counter() - started
-        parsed = parse_reply(cut_at_stop(reply.text, self.labels.stop), self.labels)
+        parsed = parse_reply(cut_at_stop(reply.text, self._stops(index)), self.labels)
         step = Step(
             index,
             StepKind.PARSE_ERROR,
@@ -172,13 +176,20 @@ class Agent:
             messages.append(
                 {
                     "role": "user",
-                    "content": prompts.observation_message(self.labels, step.observation or ""),
+                    "content": prompts.observation_message(
+                        self.labels, step.observation or "", index if self.numbered else None
+                    ),
                 }
             )
         step.duration_s = time.perf_counter() - started
         return step
 
-    def _complete(self, messages: list[Message]) -> Completion:
+    def _stops(self, index: int) -> list[str]:
+        """The Observation label ends the model's turn; numbered too in the paper's format."""
+        numbered = [f"{self.labels.observation} {index}:"] if self.numbered else []
+        return [*self.labels.stop, *numbered]
+
+    def _complete(self, messages: list[Message], stops: list[str]) -> Completion:
         grammar = None
         if self.grammar and self.model.supports_grammar:
             from tao.protocol.grammar import react_grammar
@@ -186,7 +197,7 @@ class Agent:
             grammar = react_grammar(self.labels, list(self.tools))
         return self.model.complete(
             messages,
-            stop=self.labels.stop if self.model.supports_stop else (),
+            stop=stops if self.model.supports_stop else (),
             temperature=self.temperature,
             max_tokens=self.max_reply_tokens,
             grammar=grammar,

@@ -158,12 +158,15 @@ def system_prompt(labels: Labels, tools: Sequence[Tool]) -> str:
     return "\n".join(lines)
 
 
-def task_message(labels: Labels, task: str) -> str:
-    return f"{labels.task}: {task}"
+def task_message(labels: Labels, task: str, label: str | None = None) -> str:
+    """The first user turn; the paper's prompts say ``Question:`` where tao says ``Task:``."""
+    return f"{label or labels.task}: {task}"
 
 
-def observation_message(labels: Labels, observation: str) -> str:
-    return f"{labels.observation}: {observation}"
+def observation_message(labels: Labels, observation: str, index: int | None = None) -> str:
+    """``Observation: ...``, or ``Observation 3: ...`` in the paper's numbered format."""
+    number = f" {index}" if index is not None else ""
+    return f"{labels.observation}{number}: {observation}"
 
 
 def reminder(labels: Labels, reason: str) -> str:
