@@ -1,0 +1,167 @@
+"""``tao runs list|show|export``: read the run log from the shell (SPEC M3).
+
+    tao runs list --limit 5 --status finished
+    tao runs show 0193f2a1c4      # any unique prefix of a run id
+    tao runs export 0193f2a1c4 --format jsonl -o run.jsonl
+
+The log is ``$TAO_HOME/tao.db``. A run-log problem (corrupt file, newer
+schema, unknown or ambiguous id) is one line on stderr and exit code 1,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+import click
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from tao.cli.render import (
+    format_time,
+    render_result_footer,
+    render_run_header,
+    render_step,
+    status_text,
+)
+from tao.errors import StoreError
+from tao.store import STATUSES, Store
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_MODEL_WIDTH = 24
+_MIN_TASK_WIDTH = 24
+_NUMBERS = ("Steps", "Tokens")
+
+
+def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Report a :class:`StoreError` as ``Error: …`` on stderr with exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except StoreError as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper
+
+
+def _console() -> Console:
+    # highlight=False: numbers and paths in model text keep their plain colour.
+    return Console(highlight=False)
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@click.group()
+def runs() -> None:
+    """List, show and export recorded runs (the run log in $TAO_HOME/tao.db)."""
+
+
+@runs.command("list")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--status", type=click.Choice(STATUSES), help="Only runs with this status.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_store_errors
+def list_command(limit: int, status: str | None, as_json: bool) -> None:
+    """The most recent runs, newest first."""
+    with Store.open() as store:
+        summaries = store.list_runs(limit=limit, status=status)
+        prefixes = store.unique_prefixes(s.run_id for s in summaries)
+    if as_json:
+        click.echo(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
+        return
+    console = _console()
+    if not summaries:
+        which = f" with status {status}" if status else ""
+        console.print(Text(f"No runs{which} in {store.path} yet."), style="dim")
+        return
+    rows = [
+        [
+            prefixes[summary.run_id],
+            format_time(summary.started_at, seconds=False),
+            summary.status,
+            str(summary.steps),
+            f"{summary.tokens:,}",
+            _one_line(summary.model, _MODEL_WIDTH),
+        ]
+        for summary in summaries
+    ]
+    headers = ["ID", "Started", "Status", "Steps", "Tokens", "Model"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)]
+    # Size the task to what is left, so a narrow terminal shortens the task, never an id;
+    # below ~100 columns the model goes first (``tao runs show`` has it).
+    if console.width - sum(widths) < _MIN_TASK_WIDTH:
+        headers, widths = headers[:-1], widths[:-1]
+    task_width = max(console.width - sum(widths), 12)
+    table = Table(header_style="bold", box=None, pad_edge=False)
+    for header in headers:
+        table.add_column(header, no_wrap=True, justify="right" if header in _NUMBERS else "left")
+    table.add_column("Task", no_wrap=True)
+    for row, summary in zip(rows, summaries, strict=True):
+        cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
+        extra: list[RenderableType] = [row[3], row[4], Text(row[5])]
+        cells += extra[: len(headers) - 3]
+        table.add_row(*cells, Text(_one_line(summary.task, task_width)))
+    console.print(table)
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the RunResult as one JSON object.")
+@_store_errors
+def show_command(run_id: str, as_json: bool) -> None:
+    """Every step of one run: thought, action, observation, timings, tokens."""
+    with Store.open() as store:
+        summary = store.get_summary(run_id)
+        result = store.get_run(summary.run_id)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        return
+    console = _console()
+    console.print(render_run_header(result, status=summary.status))
+    for step in result.steps:
+        console.print(render_step(step, lang=result.lang))
+    console.print(render_result_footer(result, status=summary.status))
+
+
+@runs.command("export")
+@click.argument("run_id")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: a run record, then one step record per line.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Write to this file instead of standard output.",
+)
+@_store_errors
+def export_command(run_id: str, fmt: str, output: Path | None) -> None:
+    """One run as JSON lines: {"type": "run", ...} first, then {"type": "step", ...} per step."""
+    with Store.open() as store:
+        lines = list(store.export_jsonl(run_id))  # fail before touching the output file
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    try:
+        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"cannot write {output}: {error}") from None
+    click.echo(f"Wrote {len(lines)} lines ({fmt}) to {output}", err=True)
