@@ -23,11 +23,11 @@ from tao.errors import (
     ToolError,
     UnknownToolSetError,
 )
-from tao.tools.base import Tool, tool
 from tao.trace import RunResult, Status, Step, StepKind, Usage
 
 if TYPE_CHECKING:
     from tao.loop import Agent
+    from tao.tools.base import Tool, tool
 
 __all__ = [
     "Agent",
@@ -50,8 +50,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    # Loaded on first use: tools need pydantic, which is most of what importing costs.
     if name == "Agent":
         from tao.loop import Agent
 
         return Agent
+    if name in ("Tool", "tool"):
+        from tao.tools import base
+
+        return getattr(base, name)
     raise AttributeError(f"module 'tao' has no attribute {name!r}")

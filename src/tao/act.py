@@ -1,24 +1,27 @@
-"""Turning a parsed Action into an Observation (SPEC L4, L6).
+"""Turning a requested tool call into an Observation (SPEC L4, L6, S3).
 
-Every way a tool call can go wrong ends here as text the model can react to:
-an unknown tool, arguments that do not fit, a refusal, a crash. Nothing
-raised by a tool escapes, and every observation is cut to its tool's size.
+Every way a call can go wrong ends here as text the model can react to: an
+unknown tool, arguments that do not fit, a refusal, a crash, a person's "no".
+Nothing raised by a tool escapes, and every observation is cut to its tool's
+size. Calls with side effects run only once a person approved that exact call.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tao.errors import ToolError
-from tao.protocol.text import Action
 from tao.tools.base import Tool, cut
 from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
 Executor = Callable[[Tool, dict[str, Any]], str]
+#: Decides on a call with side effects: ``True`` runs it, ``False`` or a reason refuses it.
+Approver = Callable[[Tool, dict[str, Any]], "bool | str"]
 
 
 def call_tool(tool: Tool, arguments: dict[str, Any]) -> str:
@@ -27,12 +30,33 @@ def call_tool(tool: Tool, arguments: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Call:
+    """A tool call as the model asked for it, in either protocol."""
+
+    tool: str
+    argument: str
+    form: Literal["bracket", "call", "native"]
+    #: Already-structured arguments (native tool calling); ``None`` means bind ``argument``.
+    arguments: dict[str, Any] | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A call whose tool exists and whose arguments passed validation."""
+
+    call: Call
+    tool: Tool
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Outcome:
     kind: StepKind
     observation: str
     tool: str
     arguments: dict[str, Any] | None
-    duration_s: float
+    duration_s: float = 0.0
 
 
 def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
@@ -43,23 +67,76 @@ def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
     return folded.get(name.lower())
 
 
-def act(action: Action, tools: Mapping[str, Tool], execute: Executor = call_tool) -> Outcome:
-    """Run ``action`` against ``tools`` and describe the result; never raises (except Ctrl-C)."""
-    started = time.perf_counter()
-    tool = find_tool(action.tool, tools)
+def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
+    """Find the tool and validate the arguments; anything wrong is already an Outcome."""
+    tool = find_tool(call.tool, tools)
     if tool is None:
         available = ", ".join(tools)
-        observation = f"Unknown tool: {action.tool}. Available: {available}"
-        return Outcome(StepKind.UNKNOWN_TOOL, observation, action.tool, None, 0.0)
-    arguments: dict[str, Any] | None = None
+        return Outcome(
+            StepKind.UNKNOWN_TOOL,
+            f"Unknown tool: {call.tool}. Available: {available}",
+            call.tool,
+            None,
+        )
     try:
-        arguments = tool.validate(tool.bind(action.argument, action.form))
-        observation = execute(tool, arguments)
+        if call.form == "native":
+            raw = call.arguments if call.arguments else _decode(call.argument)
+        else:
+            raw = tool.bind(call.argument, call.form)
+        return Ready(call, tool, tool.validate(raw))
+    except ToolError as error:
+        return Outcome(
+            StepKind.ACTION, cut(f"Error: {error}", tool.max_chars, "head"), tool.name, None
+        )
+
+
+def _decode(text: str) -> dict[str, Any]:
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ToolError(f"the arguments are not valid JSON ({error.msg})") from None
+    if not isinstance(value, dict):
+        raise ToolError("the arguments must be a JSON object")
+    return value
+
+
+def needs_approval(ready: Ready) -> bool:
+    """Read-only tools run; anything that writes, deletes, sends or pays asks first (S3)."""
+    return not ready.tool.read_only
+
+
+def refuse(ready: Ready, decision: bool | str | None) -> Outcome:
+    """The Observation for a call that did not get a person's approval."""
+    effects = ", ".join(ready.tool.effects)
+    if decision is None:
+        why = "no person is available to approve it, so it was not run"
+    else:
+        why = "a person denied it" + (
+            f": {decision}" if isinstance(decision, str) and decision else ""
+        )
+    return Outcome(
+        StepKind.ACTION,
+        f"Error: {ready.tool.name} ({effects}) needs approval; {why}.",
+        ready.tool.name,
+        ready.arguments,
+    )
+
+
+def execute(ready: Ready, run: Executor = call_tool) -> Outcome:
+    """Run a validated call; a crash or a refusal becomes ``Error: ...`` (L4), cut to size (L6)."""
+    started = time.perf_counter()
+    try:
+        observation = run(ready.tool, ready.arguments)
     except ToolError as error:
         observation = f"Error: {error}"
     except Exception as error:  # a crashing tool is an observation, not a crashed run
         observation = f"Error: {type(error).__name__}: {error}"
-    observation = cut(observation, tool.max_chars, tool.keep)
     return Outcome(
-        StepKind.ACTION, observation, tool.name, arguments, time.perf_counter() - started
+        StepKind.ACTION,
+        cut(observation, ready.tool.max_chars, ready.tool.keep),
+        ready.tool.name,
+        ready.arguments,
+        time.perf_counter() - started,
     )

@@ -27,7 +27,10 @@ class Budget:
             raise ValueError("max_seconds and max_tokens must be positive")
 
     def exhausted(self, steps_taken: int, started: float, usage: Usage) -> str | None:
-        """Which limit is spent, as a sentence for the trace, or ``None`` to go on."""
+        """Which limit is spent, as a sentence for the trace, or ``None`` to go on.
+
+        ``steps_taken`` counts model replies: parallel calls of one reply are one step.
+        """
         if steps_taken >= self.max_steps:
             return f"step limit of {self.max_steps} reached"
         if time.monotonic() - started >= self.max_seconds:

@@ -1,36 +1,49 @@
-"""The ReAct loop: Thought, Action, Observation, until an answer or the budget ends.
+"""The agent: a model, tools and a budget, driving the ReAct loop of ``episode.py``.
 
     agent = Agent(model="openai:gpt-4o-mini", tools=["calc"], max_steps=8)
-    result = agent.run("What is 17 * 23 + 4?")
+    result = agent.run("What is 17 * 23 + 4?")          # or: await agent.arun(...)
     result.status, result.answer, result.steps, result.usage
 
-The whole idea is :meth:`Agent.run`; the hard parts live behind small names:
-``parse_reply`` (protocol/text.py), ``act`` (act.py), ``Budget`` (budget.py).
+    for event in agent.stream("What is 17 * 23 + 4?"):  # or: async for ... in agent.astream(...)
+        print(event)
+
+The loop itself is one generator (``tao.episode.episode``); ``run`` and
+``arun`` only fulfil what it asks for, the first with threads, the second
+with asyncio. Parsing (protocol/), acting (act.py) and budgets (budget.py)
+sit behind small names.
 """
 
 from __future__ import annotations
 
+import asyncio
+import queue
 import secrets
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from tao.act import Executor, act, call_tool
+from tao.act import Approver, Executor, Outcome, Ready, call_tool, execute, needs_approval, refuse
 from tao.budget import Budget
+from tao.episode import ModelFailure, ModelRequest, Settings, ToolRequest, episode
 from tao.errors import TaoError
+from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.models import Model, load_model
-from tao.models.base import Completion, Message
+from tao.models.base import Completion
 from tao.protocol import prompts
-from tao.protocol.labels import Labels, get_labels
-from tao.protocol.text import Action, FinalAnswer, cut_at_stop, parse_reply
+from tao.protocol.labels import get_labels
 from tao.tools.base import Tool, make_tool
-from tao.trace import RunObserver, RunResult, Status, Step, StepKind
+from tao.trace import RunObserver, RunResult, Status, Step
 
 if TYPE_CHECKING:
     from tao.store import Store
 
 ToolSpec = str | Tool | Callable[..., Any]
+Emit = Callable[[Event], None]
+#: Parallel tool calls of one reply run at most this many at a time.
+MAX_PARALLEL_CALLS = 8
 
 
 def finish(answer: str) -> str:
@@ -39,8 +52,12 @@ def finish(answer: str) -> str:
 
 
 def new_run_id() -> str:
-    """Time-ordered and unique: ``tao runs list`` sorts by it, prefixes stay short."""
+    """Time-ordered and unique: ``tao runs list`` sorts by it."""
     return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(6)}"
+
+
+def _ignore(event: Event) -> None:
+    pass
 
 
 class Agent:
@@ -57,12 +74,14 @@ class Agent:
         max_tokens: int = 100_000,
         temperature: float = 0.0,
         max_reply_tokens: int = 512,
+        protocol: Literal["auto", "text", "native"] = "auto",
         grammar: bool = True,
         project: Path | str | None = None,
         corpus: Path | str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         executor: Executor | None = None,
+        approve: Approver | None = None,
         ask: Callable[[str], str] | None = None,
         record: bool | Store = True,
         system_prompt: str | None = None,
@@ -71,7 +90,7 @@ class Agent:
     ) -> None:
         from tao.tools.registry import resolve_tools
 
-        self.labels: Labels = get_labels(lang)
+        labels = get_labels(lang)
         self.model: Model = load_model(model, base_url=base_url, api_key=api_key)
         resolved = resolve_tools(
             tools,
@@ -81,127 +100,215 @@ class Agent:
         )
         self.tools: dict[str, Tool] = {t.name: t for t in resolved}
         self.tools["finish"] = make_tool(finish)
-        self.budget = Budget(max_steps, max_seconds, max_tokens)
+        if protocol == "auto":
+            protocol = "native" if getattr(self.model, "supports_tools", False) else "text"
+        elif protocol == "native" and not getattr(self.model, "supports_tools", False):
+            raise TaoError(f"{self.model.name} does not support native tool calling; use text")
+        grammar_text = None
+        if grammar and protocol == "text" and self.model.supports_grammar:
+            from tao.protocol.grammar import react_grammar
+
+            grammar_text = react_grammar(labels, list(self.tools))
+        self.settings = Settings(
+            labels=labels,
+            tools=self.tools,
+            budget=Budget(max_steps, max_seconds, max_tokens),
+            system_prompt=system_prompt or prompts.system_prompt(labels, list(self.tools.values())),
+            protocol=protocol,
+            grammar=grammar_text,
+            numbered=numbered,
+            task_label=task_label,
+        )
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
-        self.grammar = grammar
         self.executor = executor or call_tool
+        self.approve = approve
         self.record = record
-        self.numbered = numbered
-        self.task_label = task_label
-        self.system_prompt = system_prompt or prompts.system_prompt(
-            self.labels, list(self.tools.values())
-        )
+
+    @property
+    def labels(self) -> Any:
+        return self.settings.labels
+
+    @property
+    def system_prompt(self) -> str:
+        return self.settings.system_prompt
+
+    # -- the two drivers: same loop, threads or asyncio ---------------------------------
 
     def run(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
         """Solve ``task``; returns a result whatever the model writes (SPEC L1, L4)."""
+        return self._drive(task, observers, _ignore)
+
+    async def arun(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
+        """The awaitable twin of :meth:`run`: ``result = await agent.arun(task)``."""
+        return await self._adrive(task, observers, _ignore)
+
+    def stream(self, task: str, *, observers: Sequence[RunObserver] = ()) -> Iterator[Event]:
+        """Yield typed events (text as it arrives, actions, observations), the result last."""
+        events: queue.Queue[Event | BaseException] = queue.Queue()
+
+        def work() -> None:
+            try:
+                self._drive(task, observers, events.put)
+            except BaseException as error:  # handed to the consumer, raised there
+                events.put(error)
+
+        threading.Thread(target=work, name="tao-stream", daemon=True).start()
+        while True:
+            event = events.get()
+            if isinstance(event, BaseException):
+                raise event
+            yield event
+            if isinstance(event, FinalEvent):
+                return
+
+    async def astream(
+        self, task: str, *, observers: Sequence[RunObserver] = ()
+    ) -> AsyncIterator[Event]:
+        """The async twin of :meth:`stream`: ``async for event in agent.astream(task)``."""
+        events: asyncio.Queue[Event] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def emit(event: Event) -> None:
+            loop.call_soon_threadsafe(events.put_nowait, event)
+
+        runner = asyncio.ensure_future(self._adrive(task, observers, emit))
+        while True:
+            getter = asyncio.ensure_future(events.get())
+            await asyncio.wait({getter, runner}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                runner.result()  # the run failed before its final event: raise it here
+                continue
+            event = getter.result()
+            yield event
+            if isinstance(event, FinalEvent):
+                return
+
+    def _drive(self, task: str, observers: Sequence[RunObserver], emit: Emit) -> RunResult:
+        result, watchers = self._begin(task, observers)
+        loop = episode(self.settings, result, self._on_step(result, watchers, emit))
+        answer: Any = None
+        try:
+            while True:
+                request = loop.send(answer)
+                if isinstance(request, ModelRequest):
+                    answer = self._ask(request, emit)
+                else:
+                    answer = self._act(request, emit)
+        except StopIteration:
+            pass
+        return self._end(result, watchers, emit)
+
+    async def _adrive(self, task: str, observers: Sequence[RunObserver], emit: Emit) -> RunResult:
+        result, watchers = self._begin(task, observers)
+        loop = episode(self.settings, result, self._on_step(result, watchers, emit))
+        answer: Any = None
+        try:
+            while True:
+                request = loop.send(answer)
+                if isinstance(request, ModelRequest):
+                    answer = await self._aask(request, emit)
+                else:
+                    answer = await self._aact(request, emit)
+        except StopIteration:
+            pass
+        return self._end(result, watchers, emit)
+
+    # -- what the drivers do for the loop ------------------------------------------------
+
+    def _model_kwargs(self, request: ModelRequest, emit: Emit) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "stop": request.stop if self.model.supports_stop else (),
+            "temperature": self.temperature,
+            "max_tokens": self.max_reply_tokens,
+            "grammar": request.grammar,
+        }
+        if request.tools is not None:
+            kwargs["tools"] = request.tools
+        if emit is not _ignore:
+            kwargs["on_text"] = lambda text: emit(TextDelta(request.step, text))
+        return kwargs
+
+    def _ask(self, request: ModelRequest, emit: Emit) -> Completion | ModelFailure:
+        started = time.perf_counter()
+        try:
+            return self.model.complete(request.messages, **self._model_kwargs(request, emit))
+        except Exception as error:  # a backend failure ends the run with status error
+            return ModelFailure(_describe(error), time.perf_counter() - started)
+
+    async def _aask(self, request: ModelRequest, emit: Emit) -> Completion | ModelFailure:
+        started = time.perf_counter()
+        kwargs = self._model_kwargs(request, emit)
+        try:
+            acomplete = getattr(self.model, "acomplete", None)
+            if acomplete is not None:
+                reply: Completion = await acomplete(request.messages, **kwargs)
+                return reply
+            return await asyncio.to_thread(self.model.complete, request.messages, **kwargs)
+        except Exception as error:
+            return ModelFailure(_describe(error), time.perf_counter() - started)
+
+    def _decide(self, ready: Ready, step: int, emit: Emit) -> Ready | Outcome:
+        """Side effects need a person's yes for this exact call (SPEC S3)."""
+        emit(ActionEvent(step, ready.tool.name, ready.arguments, ready.call.argument))
+        if not needs_approval(ready):
+            return ready
+        emit(ApprovalEvent(step, ready.tool.name, ready.arguments))
+        decision = self.approve(ready.tool, ready.arguments) if self.approve else None
+        return ready if decision is True else refuse(ready, decision)
+
+    def _act(self, request: ToolRequest, emit: Emit) -> list[Outcome]:
+        decided = [self._decide(r, request.step, emit) for r in request.calls]
+        runnable = [d for d in decided if isinstance(d, Ready)]
+        if len(runnable) > 1 and self.executor is call_tool:
+            with ThreadPoolExecutor(min(len(runnable), MAX_PARALLEL_CALLS)) as pool:
+                done = list(pool.map(lambda r: execute(r, self.executor), runnable))
+        else:
+            done = [execute(r, self.executor) for r in runnable]
+        return _merge(decided, done)
+
+    async def _aact(self, request: ToolRequest, emit: Emit) -> list[Outcome]:
+        decided = [
+            await asyncio.to_thread(self._decide, r, request.step, emit) for r in request.calls
+        ]
+        runnable = [d for d in decided if isinstance(d, Ready)]
+        limit = asyncio.Semaphore(MAX_PARALLEL_CALLS if self.executor is call_tool else 1)
+
+        async def one(ready: Ready) -> Outcome:
+            async with limit:
+                return await asyncio.to_thread(execute, ready, self.executor)
+
+        return _merge(decided, list(await asyncio.gather(*(one(r) for r in runnable))))
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _begin(
+        self, task: str, observers: Sequence[RunObserver]
+    ) -> tuple[RunResult, list[RunObserver]]:
         result = RunResult(new_run_id(), task, self.model.name, Status.MAX_STEPS, None)
-        result.lang, result.started_at = self.labels.code, time.time()
+        result.lang, result.started_at = self.settings.labels.code, time.time()
         watchers = [*self._recorders(), *observers]
         for watcher in watchers:
             watcher.on_start(result)
-        messages: list[Message] = [
-            {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": prompts.task_message(self.labels, task, self.task_label)},
-        ]
-        started = time.monotonic()
-        while (spent := self.budget.exhausted(len(result.steps), started, result.usage)) is None:
-            step = self._step(len(result.steps) + 1, messages)
-            result.steps.append(step)
-            result.usage.add(step)
+        return result, watchers
+
+    def _on_step(
+        self, result: RunResult, watchers: list[RunObserver], emit: Emit
+    ) -> Callable[[Step], None]:
+        def on_step(step: Step) -> None:
             for watcher in watchers:
                 watcher.on_step(result, step)
-            if step.kind is StepKind.FINAL:
-                result.status, result.answer = Status.FINISHED, step.argument
-                break
-            if step.kind is StepKind.MODEL_ERROR:
-                result.status, result.error = Status.ERROR, step.observation
-                break
-        else:
-            result.stop_reason = spent
-        result.duration_s = time.monotonic() - started
+            emit(ObservationEvent(step))
+
+        return on_step
+
+    def _end(self, result: RunResult, watchers: list[RunObserver], emit: Emit) -> RunResult:
+        result.duration_s = time.time() - result.started_at
         for watcher in watchers:
             watcher.on_finish(result)
+        emit(FinalEvent(result))
         return result
-
-    def _step(self, index: int, messages: list[Message]) -> Step:
-        """One model call and, if it asked for one, one tool call."""
-        started = time.perf_counter()
-        sent = [dict(m) for m in messages]
-        try:
-            reply = self._complete(sent, self._stops(index))
-        except Exception as error:  # a backend failure ends the run with status error
-            message = (
-                str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"
-            )
-            return Step(
-                index,
-                StepKind.MODEL_ERROR,
-                None,
-                None,
-                None,
-                message,
-                sent,
-                "",
-                time.perf_counter() - started,
-            )
-        model_s = time.perf_counter() - started
-        parsed = parse_reply(cut_at_stop(reply.text, self._stops(index)), self.labels)
-        step = Step(
-            index,
-            StepKind.PARSE_ERROR,
-            parsed.thought,
-            None,
-            None,
-            None,
-            sent,
-            reply.text,
-            0.0,
-            reply.input_tokens,
-            reply.output_tokens,
-            reply.evaluated_tokens,
-            model_s,
-        )
-        if isinstance(parsed, FinalAnswer):
-            step.kind, step.tool, step.argument = StepKind.FINAL, "finish", parsed.answer
-        elif isinstance(parsed, Action):
-            outcome = act(parsed, self.tools, self.executor)
-            step.kind, step.tool, step.argument = outcome.kind, outcome.tool, parsed.argument
-            step.observation, step.arguments = outcome.observation, outcome.arguments
-            step.tool_duration_s = outcome.duration_s
-        else:
-            step.observation = prompts.reminder(self.labels, parsed.reason)
-        if step.kind is not StepKind.FINAL:
-            messages.append({"role": "assistant", "content": parsed.text})
-            messages.append(
-                {
-                    "role": "user",
-                    "content": prompts.observation_message(
-                        self.labels, step.observation or "", index if self.numbered else None
-                    ),
-                }
-            )
-        step.duration_s = time.perf_counter() - started
-        return step
-
-    def _stops(self, index: int) -> list[str]:
-        """The Observation label ends the model's turn; numbered too in the paper's format."""
-        numbered = [f"{self.labels.observation} {index}:"] if self.numbered else []
-        return [*self.labels.stop, *numbered]
-
-    def _complete(self, messages: list[Message], stops: list[str]) -> Completion:
-        grammar = None
-        if self.grammar and self.model.supports_grammar:
-            from tao.protocol.grammar import react_grammar
-
-            grammar = react_grammar(self.labels, list(self.tools))
-        return self.model.complete(
-            messages,
-            stop=stops if self.model.supports_stop else (),
-            temperature=self.temperature,
-            max_tokens=self.max_reply_tokens,
-            grammar=grammar,
-        )
 
     def _recorders(self) -> list[RunObserver]:
         if self.record is False:
@@ -209,4 +316,23 @@ class Agent:
         from tao.store import RunRecorder, Store
 
         store = Store.open() if self.record is True else self.record
-        return [RunRecorder(store)]
+        config = {
+            "tools": [name for name in self.tools if name != "finish"],
+            "protocol": self.settings.protocol,
+            "max_steps": self.settings.budget.max_steps,
+            "max_seconds": self.settings.budget.max_seconds,
+            "max_tokens": self.settings.budget.max_tokens,
+            "temperature": self.temperature,
+            "grammar": self.settings.grammar is not None,
+        }
+        return [RunRecorder(store, config)]
+
+
+def _merge(decided: Sequence[Ready | Outcome], done: Sequence[Outcome]) -> list[Outcome]:
+    """Outcomes in the model's order: refusals where they were, results for the rest."""
+    results = iter(done)
+    return [d if isinstance(d, Outcome) else next(results) for d in decided]
+
+
+def _describe(error: Exception) -> str:
+    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"

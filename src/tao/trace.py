@@ -57,6 +57,9 @@ class Step:
     tool_duration_s: float = 0.0
     #: Typed arguments the tool was called with (call form or bound bracket argument).
     arguments: dict[str, Any] | None = None
+    #: Position among the parallel calls of one model reply (native tool calling): each
+    #: call is its own step, and the reply's tokens are counted on position 0 only.
+    call_index: int = 0
 
     @property
     def tokens(self) -> int:
@@ -85,6 +88,8 @@ class Usage:
     evaluated_tokens: int | None = None
 
     def add(self, step: Step) -> None:
+        if step.call_index:
+            return  # a parallel call of a reply already counted
         self.model_calls += 1
         self.input_tokens += step.input_tokens
         self.output_tokens += step.output_tokens

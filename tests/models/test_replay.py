@@ -24,7 +24,8 @@ def test_replies_are_consumed_in_order_then_a_clear_error(tmp_path: Path) -> Non
     ("content", "message"),
     [
         (None, "replay file not found"),
-        ("[1, 2]", "must hold a JSON array of reply strings"),
+        ("[1, 2]", "reply 1: must be a string or"),
+        ('["ok", {"tool_calls": [{"arguments": {}}]}]', "reply 2: must be a string or"),
         ('{"a": 1}', "must hold a JSON array of reply strings"),
         ('["ok",\n oops]', r"is not valid JSON \(line 2, column 2\)"),
     ],

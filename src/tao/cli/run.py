@@ -5,45 +5,53 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tao.errors import ModelSpecError, TaoError, ToolError
+from tao.events import ApprovalEvent, FinalEvent, ObservationEvent, TextDelta
 from tao.protocol.labels import LABELS
 from tao.tools.base import Tool
-from tao.trace import RunResult, Status, Step
+from tao.trace import RunResult, Status
+
+if TYPE_CHECKING:
+    from tao.loop import Agent
 
 #: Exit codes, so scripts can tell an answer from a spent budget from a failure.
 EXIT = {Status.FINISHED: 0, Status.ERROR: 1, Status.MAX_STEPS: 3, Status.AWAITING_APPROVAL: 4}
 
 
-class LiveDisplay:
-    """Prints each step the moment it completes, and the answer last."""
+def show_live(agent: Agent, task: str) -> RunResult:
+    """Print the model's text as it streams, then each finished step, the answer last."""
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
 
-    def __init__(self) -> None:
-        from rich.console import Console
+    from tao.cli.render import render_result_footer, render_step
 
-        self.console = Console(highlight=False)
-
-    def on_start(self, result: RunResult) -> None:
-        from rich.text import Text
-
-        self.console.print(
-            Text.assemble(
-                ("tao ", "bold cyan"), (result.model, "cyan"), "  ", (result.task, "bold")
-            )
-        )
-
-    def on_step(self, result: RunResult, step: Step) -> None:
-        from tao.cli.render import render_step
-
-        self.console.print(render_step(step))
-
-    def on_finish(self, result: RunResult) -> None:
-        from tao.cli.render import render_result_footer
-
-        self.console.print(render_result_footer(result))
+    console = Console(highlight=False)
+    console.print(
+        Text.assemble(("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (task, "bold"))
+    )
+    lang = agent.labels.code
+    events = agent.stream(task)
+    streamed = ""
+    with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
+        for event in events:
+            if isinstance(event, TextDelta):
+                streamed += event.text
+                live.update(Text(streamed, style="dim"), refresh=True)
+            elif isinstance(event, ObservationEvent | ApprovalEvent):
+                streamed = ""
+                live.update(Text(""), refresh=True)
+                if isinstance(event, ObservationEvent):
+                    live.console.print(render_step(event.step, lang=lang))
+            elif isinstance(event, FinalEvent):
+                live.update(Text(""), refresh=True)
+                live.console.print(render_result_footer(event.result))
+                return event.result
+    raise click.ClickException("the run ended without a result")
 
 
 def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
@@ -55,6 +63,19 @@ def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
     if not line:
         raise ToolError("no observation was typed (standard input is closed)")
     return line.rstrip("\n")
+
+
+def ask_approval(tool: Tool, arguments: dict[str, Any]) -> bool | str:
+    """SPEC S3 at a terminal: a person approves or denies this exact call."""
+    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    click.echo(f"\n{tool.name}({shown}) wants to {', '.join(tool.effects)}.", err=True)
+    answer = click.prompt(
+        "Allow it? [y = yes, anything else = no, with that as the reason]",
+        default="n",
+        err=True,
+        show_default=False,
+    )
+    return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
 
 
 @click.command()
@@ -93,6 +114,13 @@ def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
     show_default=True,
     help="Label language of the text protocol.",
 )
+@click.option(
+    "--protocol",
+    type=click.Choice(["auto", "text", "native"]),
+    default="auto",
+    show_default=True,
+    help="native tool calling where the backend has it, else text.",
+)
 @click.option("--max-steps", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option(
     "--max-seconds",
@@ -114,12 +142,17 @@ def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
     envvar="OPENAI_BASE_URL",
     help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
 )
-@click.option(
-    "--no-grammar", is_flag=True, help="Do not constrain local decoding to the ReAct format."
-)
+@click.option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
 @click.option(
     "--human-tools", is_flag=True, help="You perform every Action and type the Observation."
 )
+@click.option(
+    "--no-input", is_flag=True, help="Never prompt; calls that need approval are refused."
+)
+@click.option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'",
+              help="Add the tools of an MCP server started by this command (stdio); repeatable.")
+@click.option("--mcp-url", "mcp_urls", multiple=True, metavar="URL",
+              help="Add the tools of the MCP server at this streamable-HTTP URL; repeatable.")
 @click.option("--no-log", is_flag=True, help="Do not record this run in the run log.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object instead of the live display."
@@ -131,6 +164,7 @@ def run(
     project: Path,
     corpus: Path | None,
     lang: str,
+    protocol: str,
     max_steps: int,
     max_seconds: float,
     max_tokens: int,
@@ -138,6 +172,9 @@ def run(
     base_url: str | None,
     no_grammar: bool,
     human_tools: bool,
+    no_input: bool,
+    mcp_commands: tuple[str, ...],
+    mcp_urls: tuple[str, ...],
     no_log: bool,
     as_json: bool,
 ) -> None:
@@ -150,11 +187,21 @@ def run(
     from tao.loop import Agent
 
     sets = [name for chunk in tool_sets for name in chunk.split(",") if name.strip()]
+    interactive = sys.stdin.isatty() and not no_input
+    servers: list[Any] = []  # MCP connections, closed (their processes ended) after the run
     try:
+        if mcp_commands or mcp_urls:
+            from tao.tools.mcp import McpServer, mcp_tools
+
+            for command in mcp_commands:
+                servers.append(McpServer.stdio(command))
+            for url in mcp_urls:
+                servers.append(McpServer.http(url))
         agent = Agent(
             model_spec,
-            sets,
+            [*sets, *(mcp_tools(servers) if servers else [])],
             lang=lang,
+            protocol=protocol,  # type: ignore[arg-type]
             max_steps=max_steps,
             max_seconds=max_seconds,
             max_tokens=max_tokens,
@@ -164,14 +211,18 @@ def run(
             corpus=corpus,
             base_url=base_url,
             executor=human_executor if human_tools else None,
+            approve=ask_approval if interactive else None,
             record=not no_log,
         )
-        result = agent.run(task, observers=[] if as_json else [LiveDisplay()])
+        result = agent.run(task) if as_json else show_live(agent, task)
     except ModelSpecError as error:
         raise click.UsageError(str(error)) from None
     except TaoError as error:
         click.echo(f"Error: {error}", err=True)
         sys.exit(1)
+    finally:
+        for server in servers:
+            server.close()
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     sys.exit(EXIT[result.status])

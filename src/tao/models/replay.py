@@ -6,6 +6,11 @@ loop's client-side cut (SPEC L3) is exercised on every replayed reply.
 
     replies.json: ["Thought: add.\\nAction: calculator[2+2]", "Action: finish[4]"]
     tao run "What is 2+2?" --model replay:replies.json --tools calc
+
+A reply may also be an object with native tool calls, which makes the script
+a native tool-calling model (``--protocol native``):
+
+    {"content": "I will add.", "tool_calls": [{"name": "calculator", "arguments": {"expression": "2+2"}}]}
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tao.errors import ModelError, ModelSpecError
-from tao.models.base import Completion, Message
+from tao.models.base import Completion, Message, OnText, ToolCall, ToolSpec
 
 
 def estimate_tokens(text: str) -> int:
@@ -24,7 +30,7 @@ def estimate_tokens(text: str) -> int:
 
 
 class ReplayModel:
-    """Answers each call with the next reply of a JSON array of strings."""
+    """Answers each call with the next reply of a JSON array."""
 
     supports_stop = False
     supports_grammar = False
@@ -33,6 +39,7 @@ class ReplayModel:
         self.name = f"replay:{path}"
         self.path = path
         self.replies = _load(path)
+        self.supports_tools = any(r.tool_calls for r in self.replies)
         self.calls = 0
 
     def complete(
@@ -43,21 +50,58 @@ class ReplayModel:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         grammar: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        on_text: OnText | None = None,
     ) -> Completion:
         if self.calls >= len(self.replies):
             raise ModelError(
                 f"replay script {self.path} has no reply left for model call {self.calls + 1} "
                 f"(it holds {len(self.replies)})"
             )
-        text = self.replies[self.calls]
+        reply = self.replies[self.calls]
         self.calls += 1
-        prompt = "".join(m.get("content", "") for m in messages)
+        if on_text is not None and reply.text:
+            on_text(reply.text)
+        prompt = "".join(str(m.get("content") or "") for m in messages)
         return Completion(
-            text, estimate_tokens(prompt), estimate_tokens(text), finish_reason="stop"
+            reply.text,
+            estimate_tokens(prompt),
+            estimate_tokens(reply.text + json.dumps([c.arguments for c in reply.tool_calls])),
+            finish_reason="tool_calls" if reply.tool_calls else "stop",
+            tool_calls=reply.tool_calls,
+        )
+
+    async def acomplete(
+        self,
+        messages: Sequence[Message],
+        *,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        grammar: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        return self.complete(
+            messages,
+            stop=stop,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            grammar=grammar,
+            tools=tools,
+            on_text=on_text,
         )
 
 
-def _load(path: Path) -> list[str]:
+class _Reply:
+    __slots__ = ("text", "tool_calls")
+
+    def __init__(self, text: str, tool_calls: tuple[ToolCall, ...] = ()) -> None:
+        self.text = text
+        self.tool_calls = tool_calls
+
+
+def _load(path: Path) -> list[_Reply]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -69,6 +113,34 @@ def _load(path: Path) -> list[str]:
             f"replay file {path} is not valid JSON (line {error.lineno}, column {error.colno}): "
             f"{error.msg}"
         ) from None
-    if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
+    if not isinstance(data, list):
         raise ModelSpecError(f"replay file {path} must hold a JSON array of reply strings")
-    return data
+    return [_reply(item, path, number) for number, item in enumerate(data, 1)]
+
+
+def _reply(item: Any, path: Path, number: int) -> _Reply:
+    if isinstance(item, str):
+        return _Reply(item)
+    if isinstance(item, dict) and isinstance(item.get("content", ""), str | None):
+        calls = item.get("tool_calls") or []
+        if isinstance(calls, list) and all(
+            isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls
+        ):
+            return _Reply(
+                item.get("content") or "",
+                tuple(
+                    ToolCall(
+                        id=str(c.get("id") or f"call_{number}_{i}"),
+                        name=c["name"],
+                        arguments=c.get("arguments")
+                        if isinstance(c.get("arguments"), dict)
+                        else {},
+                        raw_arguments=json.dumps(c.get("arguments", {}), ensure_ascii=False),
+                    )
+                    for i, c in enumerate(calls)
+                ),
+            )
+    raise ModelSpecError(
+        f"replay file {path}, reply {number}: must be a string or "
+        '{"content": str, "tool_calls": [{"name": str, "arguments": {...}}]}'
+    )

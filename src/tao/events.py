@@ -1,0 +1,64 @@
+"""What :meth:`tao.Agent.stream` yields while a run happens (SPEC L1, issue 6).
+
+for event in agent.stream("What is 17 * 23 + 4?"):
+    match event:
+        case TextDelta(text=text):
+            print(text, end="")
+        case ActionEvent(tool=tool, arguments=arguments):
+            print(f"\\n-> {tool}({arguments})")
+        case ObservationEvent(step=step):
+            print(step.observation)
+        case FinalEvent(result=result):
+            print("answer:", result.answer)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tao.trace import RunResult, Step
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Model text as it arrives (thought tokens); one per chunk the backend streams."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionEvent:
+    """The model asked for a tool call; it is about to run (or to be approved)."""
+
+    step: int
+    tool: str
+    arguments: dict[str, Any] | None
+    argument: str
+
+
+@dataclass(frozen=True)
+class ApprovalEvent:
+    """A call with side effects waits for a person (SPEC S3)."""
+
+    step: int
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ObservationEvent:
+    """A step is complete: its observation, timings and tokens are in ``step``."""
+
+    step: Step
+
+
+@dataclass(frozen=True)
+class FinalEvent:
+    """The run ended; ``result.status`` says how."""
+
+    result: RunResult
+
+
+Event = TextDelta | ActionEvent | ApprovalEvent | ObservationEvent | FinalEvent

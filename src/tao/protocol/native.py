@@ -1,0 +1,72 @@
+"""Native tool calling (SPEC L7): the model returns structured calls, nothing to parse.
+
+The loop is the same as for the text protocol; only reading a reply and
+writing the transcript differ. A reply can hold several calls (parallel tool
+calling); ``finish`` is a tool like any other, with an ``answer`` argument.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tao.models.base import Completion, Message, ToolCall, ToolSpec
+from tao.protocol.labels import Labels
+from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, parse_reply
+from tao.tools.base import Tool
+
+
+@dataclass(frozen=True)
+class NativeCalls:
+    """The tool calls of one reply, in the model's order, and its text (the thought)."""
+
+    thought: str | None
+    calls: tuple[ToolCall, ...]
+
+
+def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
+    """What native backends send as ``tools``: name, description, JSON schema."""
+    return [ToolSpec(t.name, t.description, t.schema) for t in tools]
+
+
+def read_reply(reply: Completion, labels: Labels) -> NativeCalls | FinalAnswer | ParseFailure:
+    """Structured calls win; a ``finish`` call is the answer; plain text is read as text."""
+    thought = reply.text.strip() or None
+    for call in reply.tool_calls:
+        if call.name.lower() == FINISH:
+            answer = call.arguments.get("answer")
+            if isinstance(answer, str | int | float) and str(answer).strip():
+                return FinalAnswer(thought, str(answer).strip(), reply.text)
+            return ParseFailure(thought, 'finish needs an "answer" argument', reply.text)
+    if reply.tool_calls:
+        return NativeCalls(thought, reply.tool_calls)
+    parsed = parse_reply(reply.text, labels)  # some models write a final answer as text
+    if isinstance(parsed, Action):
+        return ParseFailure(thought, "call a tool through tool calling, not as text", reply.text)
+    if isinstance(parsed, ParseFailure):
+        return ParseFailure(thought, "the reply called no tool; call a tool or finish", reply.text)
+    return parsed
+
+
+def assistant_message(reply: Completion) -> Message:
+    """The model's turn as it goes back into the transcript, calls included."""
+    message: Message = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.raw_arguments
+                    or json.dumps(call.arguments, ensure_ascii=False),
+                },
+            }
+            for call in reply.tool_calls
+        ]
+    return message
+
+
+def tool_message(call: ToolCall, observation: str) -> Message:
+    return {"role": "tool", "tool_call_id": call.id, "content": observation}
