@@ -1,0 +1,177 @@
+"""The ``files`` tool set: ``read_file`` and ``list_files`` inside one project (SPEC S1, S2).
+
+Both tools resolve the model's path with :func:`tao.tools.paths.inside_project`,
+so ``../``, absolute paths and symlinks pointing out are refused. ``read_file``
+opens only an allow-list of text types and never a secret-bearing file, judged
+on the name the model gave *and* on the resolved target (a ``notes.txt`` that
+links to ``.env`` is refused). The loop cuts its output to the first 20,000
+characters (SPEC L6).
+
+    read_file, list_files = file_tools(Path("."))
+    read_file.invoke({"path": "README.md"})
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path, PurePath
+
+from tao.errors import ToolError
+from tao.tools.base import Tool, make_tool
+from tao.tools.paths import (
+    SECRET_DIRS,
+    inside_project,
+    is_secret_name,
+    is_secret_path,
+    project_root,
+    relative,
+)
+
+#: File types ``read_file`` opens: source code, docs and configuration, all plain text.
+READABLE_SUFFIXES: frozenset[str] = frozenset(
+    {
+        ".py", ".pyi", ".md", ".txt", ".toml", ".cfg", ".ini", ".rst", ".json", ".yaml",
+        ".yml", ".csv", ".tsv", ".js", ".mjs", ".ts", ".jsx", ".tsx", ".html", ".css",
+        ".sql", ".sh", ".c", ".h", ".cpp", ".hpp", ".rs", ".go", ".java", ".rb", ".xml",
+    }
+)  # fmt: skip
+#: Well-known text files without a suffix (compared lower-cased).
+READABLE_NAMES: frozenset[str] = frozenset(
+    {"readme", "license", "licence", "changelog", "makefile", "dockerfile", ".gitignore"}
+)
+#: Folders ``list_files`` does not show: tooling noise, never the project's own content.
+SKIPPED_DIRS: frozenset[str] = frozenset(
+    {"__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", ".tox", ".hypothesis"} | SECRET_DIRS
+)  # fmt: skip
+
+READ_MAX_CHARS = 20_000
+#: Bytes read from one file; far above what the model sees, it only bounds memory.
+READ_MAX_BYTES = 2_000_000
+LIST_MAX_ENTRIES = 500
+
+_PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+
+
+def _readable_type(name: str) -> bool:
+    path = PurePath(name.lower())
+    return path.suffix in READABLE_SUFFIXES or path.name in READABLE_NAMES
+
+
+def _read_text(root: Path, raw: str) -> str:
+    target = inside_project(root, raw)
+    asked = PurePath(raw.strip())
+    shown = relative(root, target)
+    if is_secret_path(asked) or is_secret_path(PurePath(shown)):
+        raise ToolError(f"{raw.strip()!r} holds secrets (keys, passwords, .env); it is never read")
+    if not target.exists():
+        raise ToolError(f"{raw.strip()!r} does not exist; use list_files to see what does")
+    if target.is_dir():
+        raise ToolError(f"{raw.strip()!r} is a folder; use list_files to see what is in it")
+    if not _readable_type(target.name) or not _readable_type(asked.name):
+        kinds = " ".join(sorted(READABLE_SUFFIXES))
+        raise ToolError(f"{raw.strip()!r} is not a text type this agent may read ({kinds})")
+    try:
+        # O_NONBLOCK: a FIFO planted under a readable name must not hang the run.
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:
+        raise ToolError(f"{raw.strip()!r} cannot be opened: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{raw.strip()!r} is not a regular file")
+        data = handle.read(READ_MAX_BYTES)
+    if b"\x00" in data:
+        raise ToolError(f"{raw.strip()!r} is binary, not text")
+    if _PRIVATE_KEY.search(data):
+        raise ToolError(f"{raw.strip()!r} contains a private key; it is never read")
+    text = data.decode("utf-8", errors="replace")
+    if info.st_size > len(data):
+        text += f"\n[file is {info.st_size:,} bytes; only the first {len(data):,} were read]"
+    return text
+
+
+def _entry_line(root: Path, entry: Path) -> str | None:
+    """One listing line for ``entry``, or ``None`` for what is hidden."""
+    shown = relative(root, entry)
+    try:
+        target = entry.resolve()
+    except (OSError, RuntimeError):
+        return f"{shown} (broken link)"
+    if not target.is_relative_to(root):
+        return f"{shown} (link to outside the project, not accessible)"
+    if target.is_dir():
+        return f"{shown}/"
+    if entry.is_symlink() and is_secret_name(target.name):
+        return None
+    return shown
+
+
+def _list(root: Path, raw: str) -> str:
+    target = inside_project(root, raw or ".")
+    shown = relative(root, target)
+    if target != root and is_secret_path(PurePath(shown, "x")):
+        raise ToolError(f"{raw.strip()!r} holds secrets; it is never listed")
+    if not target.exists():
+        raise ToolError(f"{raw.strip()!r} does not exist")
+    if not target.is_dir():
+        raise ToolError(f"{raw.strip()!r} is a file, not a folder; use read_file to read it")
+    try:
+        entries = sorted(os.scandir(target), key=lambda e: (e.name.casefold(), e.name))
+    except OSError as error:
+        raise ToolError(f"{raw.strip()!r} cannot be listed: {error.strerror}") from None
+    lines: list[str] = []
+    hidden = skipped = 0
+    for entry in entries:
+        if entry.name.casefold() in SKIPPED_DIRS and entry.is_dir():
+            skipped += 1
+            continue
+        if is_secret_name(entry.name):
+            hidden += 1
+            continue
+        line = _entry_line(root, Path(entry.path))
+        if line is None:
+            hidden += 1
+            continue
+        lines.append(line)
+    total = len(lines)
+    lines = lines[:LIST_MAX_ENTRIES]
+    header = f"{shown}/ ({total} entries)"
+    notes = []
+    if total > LIST_MAX_ENTRIES:
+        notes.append(f"[listing cut: showing the first {LIST_MAX_ENTRIES} of {total} entries]")
+    if hidden:
+        notes.append(f"[{hidden} secret-bearing file(s) not shown]")
+    if skipped:
+        notes.append(f"[{skipped} folder(s) not shown: .git, caches, virtualenvs, key stores]")
+    if not lines:
+        lines = ["(empty)"]
+    return "\n".join([header, *lines, *notes])
+
+
+def file_tools(project: Path | str) -> list[Tool]:
+    """Build ``read_file`` and ``list_files`` confined to ``project`` (resolved once, now)."""
+    root = project_root(project)
+
+    def read_file(path: str) -> str:
+        """Read a text file of the project (code, docs, config); long files show their head.
+
+        Args:
+            path: File path relative to the project folder, e.g. "src/app.py".
+        """
+        return _read_text(root, path)
+
+    def list_files(path: str = ".") -> str:
+        """List the files and folders in one folder of the project; folders end with "/".
+
+        Args:
+            path: Folder path relative to the project folder; "." is the project itself.
+        """
+        return _list(root, path)
+
+    return [
+        make_tool(read_file, max_chars=READ_MAX_CHARS, keep="head"),
+        make_tool(list_files, max_chars=READ_MAX_CHARS, keep="head"),
+    ]

@@ -1,0 +1,164 @@
+"""run_tests: test_*.py only, a real pytest child, timeout, clean env, the tail (SPEC S2, L6)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tao.errors import ToolError
+from tao.tools.base import cut
+from tao.tools.tests import scrubbed_environment, test_tools
+
+PASSING = "def test_ok():\n    assert 1 + 1 == 2\n"
+FAILING = "def test_bad():\n    assert 1 + 1 == 3, 'arithmetic is broken'\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_pass.py").write_text(PASSING)
+    (root / "tests" / "test_fail.py").write_text(FAILING)
+    (root / "helper.py").write_text("X = 1\n")
+    (tmp_path / "test_outside.py").write_text(PASSING)
+    return root
+
+
+def test_run_tests_passing_file_reports_exit_code_0_S2(project: Path) -> None:
+    (run_tests,) = test_tools(project)
+    output = run_tests.invoke({"path": "tests/test_pass.py"})
+    assert "1 passed" in output
+    assert output.endswith(
+        "[run_tests: pytest tests/test_pass.py exited with code 0: all tests passed]"
+    )
+    assert not (project / ".pytest_cache").exists()  # read-only: no cache written
+
+
+def test_run_tests_failing_file_shows_the_failure_and_code_1_S2(project: Path) -> None:
+    (run_tests,) = test_tools(project)
+    output = run_tests.invoke({"path": "tests/test_fail.py"})
+    assert "arithmetic is broken" in output
+    assert "1 failed" in output
+    assert output.endswith("exited with code 1: some tests failed]")
+
+
+def test_run_tests_keeps_the_tail_with_the_summary_L6(project: Path) -> None:
+    noisy = "def test_noisy():\n    print('x' * 9000)\n    assert False, 'the real reason'\n"
+    (project / "tests" / "test_noisy.py").write_text(noisy)
+    (run_tests,) = test_tools(project)
+    assert (run_tests.max_chars, run_tests.keep) == (2_000, "tail")
+    output = run_tests.invoke({"path": "tests/test_noisy.py"})
+    assert len(output) > 9_000
+    shown = cut(output, run_tests.max_chars, run_tests.keep)
+    assert shown.startswith("[output cut: showing the last 2,000 of")
+    assert "exited with code 1" in shown and "1 failed" in shown
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("helper.py", "not a test file"),
+        ("tests", "not a test file"),
+        ("tests/test_missing.py", "does not exist"),
+        ("../test_outside.py", "outside the project"),
+        ("/tmp/test_x.py", "absolute path"),
+        ("tests/test_pass.py\x00", "NUL byte"),
+    ],
+)
+def test_run_tests_only_accepts_test_files_inside_the_project_S1_S2(
+    project: Path, path: str, message: str
+) -> None:
+    (run_tests,) = test_tools(project)
+    with pytest.raises(ToolError, match=message):
+        run_tests.invoke({"path": path})
+
+
+def test_run_tests_refuses_symlink_to_a_test_file_outside_S1(project: Path) -> None:
+    (project / "tests" / "test_link.py").symlink_to(project.parent / "test_outside.py")
+    (run_tests,) = test_tools(project)
+    with pytest.raises(ToolError, match="outside the project"):
+        run_tests.invoke({"path": "tests/test_link.py"})
+
+
+def test_run_tests_kills_the_process_group_on_timeout_S2(project: Path) -> None:
+    pid_file = project / "grandchild.pid"
+    sleeper = (
+        "import os, subprocess, sys, time\n"
+        "def test_sleep():\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "    print('started sleeping', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    (project / "tests" / "test_sleep.py").write_text(sleeper)
+    (run_tests,) = test_tools(project, timeout_s=3)
+    started = time.monotonic()
+    output = run_tests.invoke({"path": "tests/test_sleep.py"})
+    assert time.monotonic() - started < 15
+    assert output.endswith(
+        "[run_tests: pytest tests/test_sleep.py was killed after the 3 s timeout]"
+    )
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{grandchild}").exists() and time.monotonic() < deadline:
+        status = Path(f"/proc/{grandchild}/stat").read_text().split()[2]
+        if status == "Z":  # a zombie awaiting its reaper is dead
+            break
+        time.sleep(0.05)
+    else:
+        assert not Path(f"/proc/{grandchild}").exists()
+
+
+def test_run_tests_scrubs_secrets_from_the_child_environment_S2(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-should-not-leak")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_abcdef")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    monkeypatch.setenv("MY_DB_PASSWORD", "hunter2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:hunter2@db/app")
+    monkeypatch.setenv("PLAIN_SETTING", "visible")
+    dump = (
+        "import os\n"
+        "def test_env():\n"
+        "    print('KEYS:' + ','.join(sorted(os.environ)))\n"
+        "    print('VALUES:' + '|'.join(os.environ.values()))\n"
+        "    assert False  # a failure makes pytest show the captured output\n"
+    )
+    (project / "tests" / "test_env.py").write_text(dump)
+    (run_tests,) = test_tools(project)
+    output = run_tests.invoke({"path": "tests/test_env.py"})
+    (keys_line,) = [line for line in output.splitlines() if line.startswith("KEYS:")]
+    keys = keys_line.removeprefix("KEYS:").split(",")
+    assert "PLAIN_SETTING" in keys and "PATH" in keys
+    for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_DB_PASSWORD"]:
+        assert name not in keys
+    assert "DATABASE_URL" not in keys
+    for value in ["sk-test-should-not-leak", "ghp_abcdef", "aws-secret", "hunter2"]:
+        assert value not in output
+
+
+def test_scrubbed_environment_rule_S2() -> None:
+    env = scrubbed_environment(
+        {
+            "PATH": "/usr/bin",
+            "HOME": "/home/u",
+            "LANG": "C.UTF-8",
+            "api_key": "x",
+            "ANTHROPIC_API_KEY": "x",
+            "HF_HOME": "/cache",
+            "SSH_AUTH_SOCK": "/tmp/agent",
+            "SOME_SETTING": "sk-live-1234",
+            "PROXY": "http://user:pw@proxy:8080",
+            "NO_PROXY": "localhost",
+        }
+    )
+    assert env == {
+        "PATH": "/usr/bin",
+        "HOME": "/home/u",
+        "LANG": "C.UTF-8",
+        "NO_PROXY": "localhost",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }

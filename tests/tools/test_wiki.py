@@ -1,0 +1,154 @@
+"""search/lookup follow the ReAct paper's wikienv semantics over a local corpus (SPEC T2)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao.errors import ToolError
+from tao.tools.wiki import CorpusError, load_corpus, wiki_tools
+
+REAL_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa" / "wiki.jsonl"
+
+ROWS: list[dict[str, Any]] = [
+    {
+        "title": "Ed Wood",
+        "text": "Edward Davis Wood Jr. was an American filmmaker. He was born in Poughkeepsie. "
+        "Wood made low-budget films. Film critics later celebrated Wood.",
+    },
+    {"title": "Ed Wood (film)", "text": "Ed Wood is a 1994 American biographical film."},
+    {"title": "Scott Derrickson", "text": "Scott Derrickson is an American director."},
+    {"title": "Ed Wood", "text": "A second paragraph about Wood and his later films."},
+    {
+        "title": "Doctor Strange (2016 film)",
+        "text": "This text is ignored when sentences are given.",
+        "sentences": ["Doctor Strange is a 2016 film.", " It was directed by Derrickson."],
+    },
+    {"title": "A&amp;W Restaurants", "text": "A&W Restaurants is a chain of restaurants."},
+]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "wiki.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in ROWS) + "\n\n", encoding="utf-8")
+    return path
+
+
+def test_search_exact_title_returns_the_first_paragraph_T2(corpus: Path) -> None:
+    search, _ = wiki_tools(corpus)
+    assert search.invoke({"entity": "Ed Wood"}) == ROWS[0]["text"]
+    for variant in ["ed wood", "Ed_Wood", "  ED   WOOD "]:
+        assert search.invoke({"entity": variant}) == ROWS[0]["text"]
+    assert search.invoke({"entity": "A&W Restaurants"}).startswith("A&W Restaurants is")
+
+
+def test_search_miss_lists_similar_titles_ranked_by_bm25_T2(corpus: Path) -> None:
+    search, _ = wiki_tools(corpus)
+    observation = search.invoke({"entity": "Derrickson filmmaker"})
+    assert observation.startswith("Could not find Derrickson filmmaker. Similar: ['")
+    assert observation.endswith("].")
+    similar = ast.literal_eval(observation.split("Similar: ", 1)[1][:-1])  # as in wikienv
+    assert similar[0] == "Scott Derrickson"
+    assert similar == ["Scott Derrickson", "Ed Wood"]  # one entry per page, zero scores dropped
+    assert len(similar) == len(set(similar)) <= 5
+    assert search.invoke({"entity": "zzzz qqqq"}) == "Could not find zzzz qqqq. Similar: []."
+
+
+def test_lookup_steps_through_sentences_of_the_current_page_T2(corpus: Path) -> None:
+    search, lookup = wiki_tools(corpus)
+    search.invoke({"entity": "Ed Wood"})
+    assert lookup.invoke({"keyword": "wood"}) == (
+        "(Result 1 / 4) Edward Davis Wood Jr. was an American filmmaker."
+    )
+    assert lookup.invoke({"keyword": "wood"}) == "(Result 2 / 4) Wood made low-budget films."
+    assert lookup.invoke({"keyword": "born"}) == "(Result 1 / 1) He was born in Poughkeepsie."
+    assert lookup.invoke({"keyword": "born"}) == "No more results."
+    assert lookup.invoke({"keyword": "wood"}).startswith("(Result 1 / 4)")  # new keyword resets
+    assert lookup.invoke({"keyword": "wood"}).startswith("(Result 2 / 4)")
+    assert (
+        lookup.invoke({"keyword": "wood"}) == "(Result 3 / 4) Film critics later celebrated Wood."
+    )
+    assert lookup.invoke({"keyword": "wood"}) == (
+        "(Result 4 / 4) A second paragraph about Wood and his later films."
+    )
+
+
+def test_lookup_uses_given_sentences_and_a_miss_keeps_the_page_T2(corpus: Path) -> None:
+    search, lookup = wiki_tools(corpus)
+    search.invoke({"entity": "Doctor Strange (2016 film)"})
+    search.invoke({"entity": "No Such Page"})  # a miss does not close the open page
+    assert lookup.invoke({"keyword": "directed"}) == "(Result 1 / 1) It was directed by Derrickson."
+    search.invoke({"entity": "Scott Derrickson"})
+    assert lookup.invoke({"keyword": "directed"}) == "No more results."
+
+
+def test_lookup_before_any_search_is_a_clear_error_L4(corpus: Path) -> None:
+    _, lookup = wiki_tools(corpus)
+    with pytest.raises(ToolError, match=r"use search\[entity\] first"):
+        lookup.invoke({"keyword": "born"})
+    search, _ = wiki_tools(corpus)
+    with pytest.raises(ToolError, match="needs an entity"):
+        search.invoke({"entity": "  "})
+
+
+def test_each_tool_set_has_its_own_page_but_shares_the_index(corpus: Path) -> None:
+    first_search, first_lookup = wiki_tools(corpus)
+    _, second_lookup = wiki_tools(corpus)
+    first_search.invoke({"entity": "Ed Wood"})
+    assert first_lookup.invoke({"keyword": "born"}).startswith("(Result 1 / 1)")
+    with pytest.raises(ToolError):
+        second_lookup.invoke({"keyword": "born"})
+    assert load_corpus(corpus) is load_corpus(corpus)
+
+
+def test_corpus_cache_notices_a_changed_file(corpus: Path) -> None:
+    before = load_corpus(corpus)
+    corpus.write_text(json.dumps({"title": "New Page", "text": "Fresh."}) + "\n")
+    after = load_corpus(corpus)
+    assert after is not before
+    assert after.page("new page") is not None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            '{"title": "A", "text": "ok"}\n{"title": "B", "text": \n',
+            r"wiki\.jsonl:2: not valid JSON",
+        ),
+        ('{"title": "A", "text": "ok"}\n\n["not", "an object"]\n', r"wiki\.jsonl:3: .*JSON object"),
+        ('{"title": "A"}\n', r"wiki\.jsonl:1: .*'title' and 'text'"),
+        ("\n\n", "has no paragraphs"),
+    ],
+)
+def test_bad_corpus_is_a_clear_error_naming_file_and_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "wiki.jsonl"
+    path.write_text(content)
+    with pytest.raises(CorpusError, match=message):
+        wiki_tools(path)
+
+
+def test_missing_corpus_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="does not exist"):
+        wiki_tools(tmp_path / "nope.jsonl")
+
+
+@pytest.mark.skipif(not REAL_CORPUS.exists(), reason="the shared HotpotQA corpus is absent")
+def test_real_hotpotqa_corpus_search_and_lookup_T2() -> None:
+    started = time.perf_counter()
+    search, lookup = wiki_tools(REAL_CORPUS)
+    assert time.perf_counter() - started < 10  # about 0.4 s on 2 cores
+    page = search.invoke({"entity": "Scott Derrickson"})
+    assert page.startswith("Scott Derrickson (born July 16, 1966) is an American director")
+    assert lookup.invoke({"keyword": "horror"}).startswith("(Result 1 / 1) He is best known")
+    miss = search.invoke({"entity": "Ed Wood director"})
+    assert miss.startswith("Could not find Ed Wood director. Similar: ['Ed Wood'")
+    assert search.invoke({"entity": '"Q" Is for Quarry'}).startswith('"Q" Is for Quarry is')
