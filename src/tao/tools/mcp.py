@@ -1,0 +1,346 @@
+"""Tools from MCP servers (SPEC T3), through the official ``mcp`` SDK.
+
+People already run their tools as MCP servers; this module lets a run use them
+as ordinary :class:`~tao.tools.base.Tool` objects, with the server's own JSON
+schemas, so the loop, both protocols and the approval gate treat them like any
+other tool:
+
+    from tao import Agent
+    from tao.tools.mcp import McpServer
+
+    with McpServer.stdio("python server.py") as server:
+        result = Agent("openai:gpt-4o-mini", [*server.tools(), "calc"]).run("What is 2 + 3?")
+
+    with McpServer.http("http://127.0.0.1:8000/mcp") as server:
+        ...
+
+Why a thread: the SDK is async and its transports live in anyio task groups
+that must be entered and left by one task, while tao's loop is synchronous (and
+may itself run inside an asyncio loop). So each :class:`McpServer` owns a
+background thread with its own event loop, in which one task holds the
+connection open; every request is handed to that loop thread-safely and waited
+for with a timeout, so a hung server becomes a :class:`~tao.errors.ToolError`
+Observation, never a hung run.
+
+Why ``sends``: tool annotations are hints from the server. A tool is trusted to
+be read-only only when the server says so (``readOnlyHint``); anything else
+needs a person's approval (SPEC S3), declared ``deletes`` when the server says
+it is destructive and ``sends`` otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+from tao.errors import ToolError
+from tao.tools.base import Tool
+from tao.tools.mcp_tool import AnyArgs, McpTool, effects_of, result_text, safe_name
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.types import Tool as WireTool
+
+__all__ = ["McpError", "McpServer", "McpTool", "mcp_tools"]
+
+T = TypeVar("T")
+#: Seconds to wait for a server to start and list its tools.
+CONNECT_TIMEOUT = 30.0
+#: Seconds to wait for one tool call before it becomes an ``Error:`` Observation.
+CALL_TIMEOUT = 60.0
+#: Seconds to wait for a clean shutdown; the SDK escalates to SIGTERM/SIGKILL within it.
+CLOSE_TIMEOUT = 10.0
+
+
+class McpError(ToolError):
+    """An MCP server could not be started, reached or understood."""
+
+
+class McpServer:
+    """A live connection to one MCP server, usable from synchronous code and from asyncio.
+
+    Use :meth:`stdio` or :meth:`http`, as a context manager or with :meth:`close`;
+    closing ends the session and, for stdio, the server process (SIGTERM, then
+    SIGKILL). The server's stderr goes to a temporary file, not the terminal; its
+    last lines explain a server that fails to start.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        connect: Callable[[TextIO], Client],
+        *,
+        prefix: str = "",
+        connect_timeout: float = CONNECT_TIMEOUT,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> None:
+        try:
+            import mcp  # noqa: F401  # an optional extra; say how to get it before any thread starts
+        except ImportError:
+            raise McpError("MCP support needs the SDK: pip install 'tao[mcp]'") from None
+        self.label = label
+        self.prefix = prefix
+        self.call_timeout = call_timeout
+        # Lives as long as the connection; closed in close().
+        self._errlog: TextIO = tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", errors="replace"
+        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"tao-mcp {label}", daemon=True
+        )
+        self._closing = asyncio.Event()
+        self._client: Client | None = None
+        self._wire_tools: list[WireTool] = []
+        self._closed = False
+        self._lost = ""  # why a live connection ended, for the next call's error
+        self._thread.start()
+        self._task: asyncio.Task[None] | None = None
+        self._finished = threading.Event()
+        ready: Future[None] = Future()
+        asyncio.run_coroutine_threadsafe(self._hold(connect, ready), self._loop)
+        try:
+            ready.result(timeout=connect_timeout)
+        except BaseException as error:
+            why = (
+                f"did not start within {connect_timeout:g}s"
+                if isinstance(error, FutureTimeout)
+                else f"failed to start: {_describe(error)}"
+            )
+            self._stop(cancel=True)
+            message = f"MCP server {label} {why}{self._stderr_tail()}"
+            self._errlog.close()
+            raise McpError(message) from None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        env: Mapping[str, str] | None = None,
+        *,
+        cwd: str | None = None,
+        prefix: str = "",
+        connect_timeout: float = CONNECT_TIMEOUT,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> McpServer:
+        """Start ``command`` (a string is split like a shell would) and talk over its stdio.
+
+        The child gets the SDK's minimal environment (PATH, HOME, ...) plus ``env``,
+        so API keys of the agent's own process do not leak into third-party servers.
+        """
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise McpError("empty MCP server command")
+
+        def connect(errlog: TextIO) -> Client:
+            from mcp import Client, StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            params = StdioServerParameters(
+                command=argv[0], args=argv[1:], env=dict(env) if env else None, cwd=cwd
+            )
+            return Client(stdio_client(params, errlog=errlog), read_timeout_seconds=call_timeout)
+
+        return cls(
+            shlex.join(argv),
+            connect,
+            prefix=prefix,
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
+        )
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        prefix: str = "",
+        connect_timeout: float = CONNECT_TIMEOUT,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> McpServer:
+        """Connect to a server over streamable HTTP, e.g. ``http://127.0.0.1:8000/mcp``."""
+
+        def connect(errlog: TextIO) -> Client:
+            from mcp import Client
+
+            return Client(url, read_timeout_seconds=call_timeout)
+
+        return cls(
+            url, connect, prefix=prefix, connect_timeout=connect_timeout, call_timeout=call_timeout
+        )
+
+    async def _hold(self, connect: Callable[[TextIO], Client], ready: Future[None]) -> None:
+        """The one task that enters and leaves the SDK client, as anyio requires."""
+        self._task = asyncio.current_task()
+        try:
+            async with connect(self._errlog) as client:
+                tools: list[WireTool] = []
+                cursor: str | None = None
+                for _ in range(100):  # a paginator that never ends cannot hang the start
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        break
+                self._client, self._wire_tools = client, tools
+                ready.set_result(None)
+                await self._closing.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error)
+            elif not self._closed:
+                self._lost = f" (the connection ended: {_describe(error)})"
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._client = None
+            self._finished.set()
+
+    def _run(self, make: Callable[[Client], Awaitable[T]], timeout: float, what: str) -> T:
+        client = self._client
+        if self._closed or client is None:
+            raise McpError(f"MCP server {self.label} is not connected{self._lost}")
+
+        async def call() -> T:
+            return await make(client)
+
+        future = asyncio.run_coroutine_threadsafe(call(), self._loop)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise McpError(
+                f"{what} got no answer from MCP server {self.label} within {timeout:g}s"
+            ) from None
+        except ToolError:
+            raise
+        except Exception as error:
+            raise McpError(
+                f"{what} failed on MCP server {self.label}: {_describe(error)}"
+            ) from None
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        """Call a tool by its server-side name; ``isError`` results raise :class:`ToolError`."""
+        result = self._run(
+            lambda client: client.call_tool(name, arguments), self.call_timeout, name
+        )
+        text = result_text(result)
+        if result.is_error:
+            raise ToolError(text or f"{name} reported an error")
+        return text
+
+    def tools(self) -> list[Tool]:
+        """The server's tools as tao tools, with protocol-safe names and declared effects."""
+        made: dict[str, Tool] = {}
+        for wire in self._wire_tools:
+            name = safe_name(self.prefix + wire.name)
+            if name in made:
+                raise McpError(
+                    f"MCP server {self.label} has two tools named {name!r} once made "
+                    "identifiers; pass a prefix or rename one"
+                )
+            made[name] = self._make_tool(name, wire)
+        return list(made.values())
+
+    def _make_tool(self, name: str, wire: WireTool) -> McpTool:
+        schema = dict(wire.input_schema)
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = [p for p in schema.get("required", []) if p in (props or {})]
+        names = (*required, *(p for p in props or {} if p not in required))
+        remote = wire.name
+
+        def run(**arguments: Any) -> str:
+            return self.call(remote, arguments)
+
+        run.__name__ = name
+        return McpTool(
+            name=name,
+            description=wire.description or wire.title or remote,
+            fn=run,
+            params=AnyArgs,
+            effects=effects_of(wire),
+            param_names=tuple(names),
+            input_schema=schema,
+            remote_name=remote,
+            server_label=self.label,
+        )
+
+    def _stderr_tail(self, lines: int = 5) -> str:
+        try:
+            self._errlog.seek(0)
+            tail = [line.rstrip() for line in self._errlog.read().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        return f" (server stderr: {' | '.join(tail[-lines:])})" if tail else ""
+
+    def close(self) -> None:
+        """End the session, stop the server process (stdio) and the background thread."""
+        self._stop(cancel=False)
+        self._errlog.close()
+
+    def _stop(self, *, cancel: bool) -> None:
+        """Leave the client from its own task; cancel it if it is stuck (e.g. mid-handshake).
+
+        The SDK shields its stdio shutdown from cancellation, so even a cancelled
+        task closes stdin, then terminates and kills the child within its bounds.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._closing.set)
+            if cancel or not self._finished.wait(CLOSE_TIMEOUT):
+                self._loop.call_soon_threadsafe(self._cancel_main)
+                self._finished.wait(CLOSE_TIMEOUT)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=CLOSE_TIMEOUT)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def _cancel_main(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def __enter__(self) -> McpServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"McpServer({self.label!r})"
+
+
+def _describe(error: BaseException) -> str:
+    """The innermost useful message of an error, exception groups included."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return str(error) or type(error).__name__
+
+
+def mcp_tools(servers: Iterable[McpServer]) -> list[Tool]:
+    """All tools of several servers; a name two servers share is an error naming both."""
+    owners: dict[str, McpServer] = {}
+    tools: list[Tool] = []
+    for server in servers:
+        for item in server.tools():
+            if item.name in owners:
+                raise McpError(
+                    f"MCP servers {owners[item.name].label} and {server.label} both have a tool "
+                    f"named {item.name!r}; start one with a prefix"
+                )
+            owners[item.name] = server
+            tools.append(item)
+    return tools

@@ -1,0 +1,160 @@
+"""An MCP server's tool as a tao :class:`~tao.tools.base.Tool` (SPEC T3, S1, S3).
+
+The server's JSON schema is the single source of truth, as a Python signature
+is for local tools: native tool calling receives it unchanged, the text protocol
+shows its property names, and every argument is checked against it *before*
+anything is sent to the server (S1). The call itself goes through ``fn``, which
+:class:`tao.tools.mcp.McpServer` binds to its connection.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tao.tools.base import ArgumentError, Effect, Tool
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as WireTool
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+class AnyArgs(BaseModel):
+    """Placeholder ``params``: MCP tools validate against the server's JSON schema instead."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+@dataclass
+class McpTool(Tool):
+    """One tool of an MCP server; ``remote_name`` is its real name, ``name`` a safe one."""
+
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    remote_name: str = ""
+    server_label: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The server's ``inputSchema``, passed through unchanged to native tool calling."""
+        return self.input_schema
+
+    def _properties(self) -> dict[str, Any]:
+        props = self.input_schema.get("properties")
+        return props if isinstance(props, dict) else {}
+
+    def _allows_extra(self) -> bool:
+        return bool(self.input_schema.get("additionalProperties", not self._properties()))
+
+    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, Any]:
+        """Also accept a JSON object, ``tool[{"a": 1}]``, besides the bracket and call forms."""
+        stripped = text.strip()
+        if stripped.startswith("{"):
+            try:
+                value = json.loads(stripped)
+            except json.JSONDecodeError:
+                value = None
+            if isinstance(value, dict) and (
+                self._allows_extra() or set(value) <= set(self._properties())
+            ):
+                return value
+        return super().bind(text, form)
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check arguments against the server's JSON schema before anything is sent.
+
+        Strings are read as JSON where the schema wants a number, boolean, list or
+        object, because ``add[5]`` arrives as text; unknown names are refused
+        unless the schema allows extra properties, so a typo is not silently dropped.
+        """
+        import jsonschema  # type: ignore[import-untyped]  # a dependency of mcp; no stubs
+
+        props = self._properties()
+        unknown = sorted(set(arguments) - set(props))
+        if unknown and not self._allows_extra():
+            raise ArgumentError(
+                f"invalid arguments for {self.name}({', '.join(self.param_names)}): "
+                f"unknown argument(s) {', '.join(unknown)}"
+            )
+        coerced = {key: _coerce(value, props.get(key)) for key, value in arguments.items()}
+        validator_cls = jsonschema.validators.validator_for(self.input_schema)
+        errors = sorted(
+            validator_cls(self.input_schema).iter_errors(coerced), key=lambda e: list(e.path)
+        )
+        if errors:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
+            )
+            raise ArgumentError(
+                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+            )
+        return coerced
+
+    def invoke(self, arguments: dict[str, Any]) -> str:
+        """Validate, then call the tool on its server; the text content is the Observation."""
+        return str(self.fn(**self.validate(arguments)))
+
+
+def _coerce(value: Any, prop: Any) -> Any:
+    """``"5"`` → ``5`` where the schema wants an integer, as pydantic's lax mode does for tools."""
+    if not isinstance(value, str) or not isinstance(prop, dict):
+        return value
+    wanted = prop.get("type")
+    kinds = [str(k) for k in wanted] if isinstance(wanted, list) else [str(wanted)]
+    if "string" in kinds or not any(kind in _JSON_TYPES for kind in kinds):
+        return value
+    try:
+        parsed = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        return value
+    accepted = tuple(t for kind in kinds for t in _JSON_TYPES.get(kind, ()))
+    return parsed if isinstance(parsed, accepted) else value
+
+
+def safe_name(name: str) -> str:
+    """A name the text protocol can parse: ``get-weather`` → ``get_weather``, ``2x`` → ``t_2x``."""
+    cleaned = re.sub(r"\W", "_", name)
+    return cleaned if cleaned.isidentifier() else f"t_{cleaned}"
+
+
+def effects_of(tool: WireTool) -> tuple[Effect, ...]:
+    """Read-only only when the server says so; otherwise a person approves each call (S3)."""
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint is True:
+        return ("read",)
+    if hints is not None and hints.destructive_hint is True:
+        return ("deletes",)
+    return ("sends",)
+
+
+def result_text(result: CallToolResult) -> str:
+    """Join the text content; other content becomes a short placeholder the model can read."""
+    from mcp.types import EmbeddedResource, ImageContent, ResourceLink, TextContent
+
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent):
+            parts.append(f"[image: {block.mime_type}, not shown]")
+        elif isinstance(block, ResourceLink):
+            parts.append(f"[resource link: {block.uri}]")
+        elif isinstance(block, EmbeddedResource):
+            text = getattr(block.resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[resource: {block.resource.uri}]")
+        else:
+            parts.append(f"[{getattr(block, 'type', 'content')}: not shown]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    return "\n".join(parts)
