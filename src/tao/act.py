@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tao.errors import ToolError
+from tao.redact import redact
 from tao.tools.base import Tool, cut
 from tao.trace import StepKind
 
@@ -57,6 +58,8 @@ class Outcome:
     tool: str
     arguments: dict[str, Any] | None
     duration_s: float = 0.0
+    #: The tool whose output this is, when that output is untrusted data (SPEC S4).
+    source: str | None = None
 
 
 def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
@@ -125,7 +128,11 @@ def refuse(ready: Ready, decision: bool | str | None) -> Outcome:
 
 
 def execute(ready: Ready, run: Executor = call_tool) -> Outcome:
-    """Run a validated call; a crash or a refusal becomes ``Error: ...`` (L4), cut to size (L6)."""
+    """Run a validated call; a crash or a refusal becomes ``Error: ...`` (L4), cut to size (L6).
+
+    Secrets are redacted before the text goes anywhere (S5), and output read
+    from the world is marked with its source so the transcript fences it (S4).
+    """
     started = time.perf_counter()
     try:
         observation = run(ready.tool, ready.arguments)
@@ -135,8 +142,9 @@ def execute(ready: Ready, run: Executor = call_tool) -> Outcome:
         observation = f"Error: {type(error).__name__}: {error}"
     return Outcome(
         StepKind.ACTION,
-        cut(observation, ready.tool.max_chars, ready.tool.keep),
+        cut(redact(observation), ready.tool.max_chars, ready.tool.keep),
         ready.tool.name,
         ready.arguments,
         time.perf_counter() - started,
+        None if ready.tool.trusted_output or run is not call_tool else ready.tool.name,
     )

@@ -66,6 +66,9 @@ class Settings:
     grammar: str | None = None
     numbered: bool = False
     task_label: str | None = None
+    #: Fence tool output read from the world as untrusted data (SPEC S4); off only to
+    #: replay a published prompt format exactly (the paper's benchmarks).
+    fence: bool = True
 
 
 def episode(cfg: Settings, result: RunResult, on_step: Callable[[Step], None]) -> Episode:
@@ -131,7 +134,15 @@ def _respond(
         return [step]
     if isinstance(parsed, ParseFailure):
         observation = prompts.reminder(cfg.labels, parsed.reason)
-        _extend(cfg, messages, index, reply, parsed.text, [], [observation])
+        _extend(
+            cfg,
+            messages,
+            index,
+            reply,
+            parsed.text,
+            [],
+            [Outcome(StepKind.PARSE_ERROR, observation, "", None)],
+        )
         step = _step(index, StepKind.PARSE_ERROR, sent, reply, parsed.thought)
         step.observation = observation
         return [step]
@@ -142,7 +153,7 @@ def _respond(
     outcomes: list[Outcome] = [p if isinstance(p, Outcome) else next(done) for p in prepared]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     text = parsed.text if isinstance(parsed, Action) else reply.text
-    _extend(cfg, messages, index, reply, text, native_calls, [o.observation for o in outcomes])
+    _extend(cfg, messages, index, reply, text, native_calls, outcomes)
     steps = []
     for position, (call, outcome) in enumerate(zip(calls, outcomes, strict=True)):
         step = _step(index + position, outcome.kind, sent, reply, parsed.thought, position)
@@ -197,21 +208,28 @@ def _extend(
     reply: Completion,
     text: str,
     calls: Sequence[ToolCall],
-    observations: list[str],
+    outcomes: list[Outcome],
 ) -> None:
-    """Append the model's turn (cut after its first Action) and the real observation(s)."""
+    """Append the model's turn (cut after its first Action) and the real observation(s).
+
+    Output read from the world goes in fenced as untrusted data (SPEC S4).
+    """
     if cfg.protocol == "native" and calls:
         messages.append(native.assistant_message(reply))
-        messages.extend(native.tool_message(c, o) for c, o in zip(calls, observations, strict=True))
+        messages.extend(
+            native.tool_message(
+                c,
+                prompts.fence(o.observation, o.source) if o.source and cfg.fence else o.observation,
+            )
+            for c, o in zip(calls, outcomes, strict=True)
+        )
         return
     messages.append({"role": "assistant", "content": text})
+    first = outcomes[0]
     number = index if cfg.numbered else None
-    messages.append(
-        {
-            "role": "user",
-            "content": prompts.observation_message(cfg.labels, observations[0], number),
-        }
-    )
+    source = first.source if cfg.fence else None
+    content = prompts.observation_message(cfg.labels, first.observation, number, source)
+    messages.append({"role": "user", "content": content})
 
 
 def _stops(cfg: Settings, index: int) -> list[str]:

@@ -87,6 +87,7 @@ class Agent:
         system_prompt: str | None = None,
         numbered: bool = False,
         task_label: str | None = None,
+        fence_untrusted: bool = True,
     ) -> None:
         from tao.tools.registry import resolve_tools
 
@@ -118,6 +119,7 @@ class Agent:
             grammar=grammar_text,
             numbered=numbered,
             task_label=task_label,
+            fence=fence_untrusted,
         )
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens

@@ -10,7 +10,8 @@ loop's client-side cut (SPEC L3) is exercised on every replayed reply.
 A reply may also be an object with native tool calls, which makes the script
 a native tool-calling model (``--protocol native``):
 
-    {"content": "I will add.", "tool_calls": [{"name": "calculator", "arguments": {"expression": "2+2"}}]}
+    {"content": "I will add.",
+     "tool_calls": [{"name": "calculator", "arguments": {"expression": "2+2"}}]}
 """
 
 from __future__ import annotations

@@ -52,6 +52,9 @@ class Tool:
     max_chars: int = DEFAULT_MAX_CHARS
     #: Which end of a long output matters: a test log's tail, a file's head.
     keep: Keep = "head"
+    #: Output computed by the tool itself (a calculator), not read from the world: it is
+    #: not fenced as untrusted data (SPEC S4). Everything else is fenced.
+    trusted_output: bool = False
     param_names: tuple[str, ...] = field(default=())
 
     @property
@@ -167,6 +170,7 @@ def make_tool(
     effects: tuple[Effect, ...] | Effect = ("read",),
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
+    trusted_output: bool = False,
 ) -> Tool:
     """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
     if isinstance(fn, Tool):
@@ -194,9 +198,7 @@ def make_tool(
             Field(default, description=param_docs.get(param.name)),
         )
         names.append(param.name)
-    params = create_model(
-        f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    params = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
     return Tool(
         name=tool_name,
         description=description or summary or tool_name,
@@ -206,6 +208,7 @@ def make_tool(
         max_chars=max_chars,
         keep=keep,
         param_names=tuple(names),
+        trusted_output=trusted_output,
     )
 
 
@@ -219,6 +222,7 @@ def tool(
     effects: tuple[Effect, ...] | Effect = ("read",),
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
+    trusted_output: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -229,6 +233,7 @@ def tool(
     effects: tuple[Effect, ...] | Effect = ("read",),
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
+    trusted_output: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a typed, documented function a tool, bare (``@tool``) or configured.
 
@@ -239,7 +244,13 @@ def tool(
 
     def wrap(f: Callable[..., Any]) -> Tool:
         return make_tool(
-            f, name=name, description=description, effects=effects, max_chars=max_chars, keep=keep
+            f,
+            name=name,
+            description=description,
+            effects=effects,
+            max_chars=max_chars,
+            keep=keep,
+            trusted_output=trusted_output,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -239,4 +239,4 @@ def calculator_tool() -> Tool:
         """
         return calculate(expression)
 
-    return make_tool(calculator, max_chars=2_000)
+    return make_tool(calculator, max_chars=2_000, trusted_output=True)

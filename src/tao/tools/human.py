@@ -51,4 +51,4 @@ def human_tools(ask: Callable[[str], str] | None = None) -> list[Tool]:
         answer = answer.strip()
         return answer if answer else "(the person gave an empty answer)"
 
-    return [make_tool(ask_human)]
+    return [make_tool(ask_human, trusted_output=True)]
