@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tao import Agent, Status, StepKind, TaoError, tool
-from tao.events import ActionEvent, ApprovalEvent, FinalEvent, ObservationEvent, TextDelta
+from tao.events import ActionEvent, FinalEvent, ObservationEvent, TextDelta
 
 Replay = Callable[[list[Any]], Path]
 
@@ -141,43 +141,3 @@ def test_astream_mirrors_stream(replay: Replay) -> None:
     assert [type(e).__name__ for e in events][-1] == "FinalEvent"
     assert events[-1].result.answer == "4"
     assert sum(isinstance(e, ObservationEvent) for e in events) == 2
-
-
-deleted: list[str] = []
-
-
-@tool(effects="deletes")
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    deleted.append(path)
-    return f"deleted {path}"
-
-
-@pytest.mark.parametrize(
-    ("approve", "ran", "observation"),
-    [
-        (
-            None,
-            [],
-            "Error: delete_file (deletes) needs approval; no person is available to approve it, so it was not run.",
-        ),
-        (
-            lambda tool, args: "keep the data",
-            [],
-            "Error: delete_file (deletes) needs approval; a person denied it: keep the data.",
-        ),
-        (lambda tool, args: args == {"path": "old.log"}, ["old.log"], "deleted old.log"),
-    ],
-)
-def test_side_effects_run_only_after_a_person_approves_that_call_S3(
-    replay: Replay, approve: Any, ran: list[str], observation: str
-) -> None:
-    deleted.clear()
-    script = replay(["Action: delete_file[old.log]", "Action: finish[done]"])
-    events = list(
-        Agent(f"replay:{script}", [delete_file], approve=approve, record=False).stream("x")
-    )
-    assert deleted == ran
-    steps = events[-1].result.steps  # type: ignore[attr-defined]
-    assert steps[0].observation == observation
-    assert any(isinstance(e, ApprovalEvent) and e.arguments == {"path": "old.log"} for e in events)

@@ -111,17 +111,23 @@ def needs_approval(ready: Ready) -> bool:
 
 
 def refuse(ready: Ready, decision: bool | str | None) -> Outcome:
-    """The Observation for a call that did not get a person's approval."""
-    effects = ", ".join(ready.tool.effects)
-    if decision is None:
-        why = "no person is available to approve it, so it was not run"
-    else:
-        why = "a person denied it" + (
-            f": {decision}" if isinstance(decision, str) and decision else ""
-        )
+    """The Observation for a call a person denied (with their reason, if they gave one)."""
+    reason = f": {decision}" if isinstance(decision, str) and decision.strip() else ""
     return Outcome(
         StepKind.ACTION,
-        f"Error: {ready.tool.name} ({effects}) needs approval; {why}.",
+        f"Error: a person denied {ready.tool.name} ({', '.join(ready.tool.effects)}){reason}. "
+        "It was not run.",
+        ready.tool.name,
+        ready.arguments,
+    )
+
+
+def interrupted(ready: Ready) -> Outcome:
+    """A call with side effects that was running when the process died: never run twice."""
+    return Outcome(
+        StepKind.ACTION,
+        f"Error: the run stopped while {ready.tool.name} was running; it may or may not have "
+        "taken effect, and it was not run again. Check before retrying.",
         ready.tool.name,
         ready.arguments,
     )

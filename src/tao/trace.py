@@ -110,6 +110,8 @@ class RunResult:
     steps: list[Step] = field(default_factory=list)
     #: Why a ``max_steps`` run stopped: which budget ran out (steps, time or tokens).
     stop_reason: str | None = None
+    #: The calls an ``awaiting_approval`` run waits on: tool, arguments, effects, preview.
+    pending: list[dict[str, Any]] | None = None
     usage: Usage = field(default_factory=Usage)
     lang: str = "en"
     started_at: float = 0.0
@@ -129,6 +131,7 @@ class RunResult:
             "steps": [step.to_dict() for step in self.steps],
             "usage": asdict(self.usage),
             "stop_reason": self.stop_reason,
+            "pending": self.pending,
             "task": self.task,
             "model": self.model,
             "lang": self.lang,
@@ -148,6 +151,7 @@ class RunResult:
             steps=[Step.from_dict(s) for s in data.get("steps", [])],
             usage=Usage(**data.get("usage", {})),
             stop_reason=data.get("stop_reason"),
+            pending=data.get("pending"),
             lang=data.get("lang", "en"),
             started_at=data.get("started_at", 0.0),
             duration_s=data.get("duration_s", 0.0),

@@ -163,7 +163,18 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(db: Path) -> None:
         result.steps.append(step)
         recorder.on_step(result, step)
     result.usage = Usage(model_calls=2, input_tokens=40, output_tokens=8, evaluated_tokens=7)
-    result.status, result.answer, result.duration_s = Status.MAX_STEPS, "partial", 3.25
+    result.status, result.answer, result.duration_s = Status.AWAITING_APPROVAL, "partial", 3.25
+    # The calls a paused run waits on live in its checkpoint (S3).
+    result.pending = [
+        {
+            "position": 0,
+            "tool": "write_file",
+            "arguments": {"path": "a"},
+            "effects": ["writes"],
+            "preview": "+a",
+        }
+    ]
+    recorder.store.save_state(result.run_id, {"pending": result.pending})
     recorder.on_finish(result)
     _assert_not_default(result)
     _assert_not_default(result.usage)

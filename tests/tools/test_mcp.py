@@ -165,14 +165,17 @@ def test_agent_run_shows_observations_and_gates_side_effects(
         ],
     )
     agent = Agent(f"replay:{script}", [*server.tools(), "calc"], record=False, max_steps=6)
-    result = agent.run("What is 2 + 3?")
+    paused = agent.run("What is 2 + 3?")
+    assert paused.status.value == "awaiting_approval"  # a "sends" tool waits for a person (S3)
+    assert paused.pending is not None and paused.pending[0]["tool"] == "send_note"
+    result = agent.resume(paused, approve=False)
     observations = [step.observation for step in result.steps]
     assert result.answer == "5"
     assert observations[0] == "5"
     assert observations[1] is not None and observations[1].startswith("Error:")
     assert observations[1].endswith("no such key: nope")  # isError text, as the server wrote it
     assert observations[2] is not None and observations[2].startswith("Error:")
-    assert "approv" in observations[2]  # a "sends" tool does not run unapproved (S3)
+    assert "a person denied send_note (sends)" in observations[2]
 
 
 def test_native_protocol_sends_the_schema_and_runs_the_call(

@@ -25,7 +25,7 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def test_tool_sets_are_the_contract_T2() -> None:
-    assert sorted(TOOL_SETS) == ["calc", "files", "human", "tests", "wiki"]
+    assert sorted(TOOL_SETS) == ["calc", "files", "human", "tests", "wiki", "write"]
     assert tao.tools.resolve_tools is resolve_tools
 
 
@@ -74,7 +74,7 @@ def test_unknown_set_lists_the_valid_ones_T2() -> None:
     with pytest.raises(UnknownToolSetError) as caught:
         resolve_tools(["files,browser"])
     assert str(caught.value) == (
-        "unknown tool set 'browser'; valid sets: calc, files, tests, wiki, human"
+        "unknown tool set 'browser'; valid sets: calc, files, tests, wiki, write, human"
     )
 
 

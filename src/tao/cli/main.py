@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import click
 
+from tao.cli.approve import approve_command, deny_command, resume_command
+from tao.cli.eval import eval_group
 from tao.cli.run import run
 from tao.cli.runs import runs
 from tao.cli.serve import serve
+from tao.cli.ui import ui
 
 
 @click.group(help="ReAct agents: Thought, Action, Observation.")
@@ -15,9 +18,14 @@ def main() -> None:
     """Group every sub-command under ``tao``."""
 
 
+main.add_command(eval_group)
 main.add_command(run)
 main.add_command(runs)
+main.add_command(resume_command)
+runs.add_command(approve_command)
+runs.add_command(deny_command)
 main.add_command(serve)
+main.add_command(ui)
 
 if __name__ == "__main__":
     main()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from tao.errors import ModelSpecError, TaoError, ToolError
-from tao.events import ApprovalEvent, FinalEvent, ObservationEvent, TextDelta
+from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.protocol.labels import LABELS
 from tao.tools.base import Tool
 from tao.trace import RunResult, Status
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 EXIT = {Status.FINISHED: 0, Status.ERROR: 1, Status.MAX_STEPS: 3, Status.AWAITING_APPROVAL: 4}
 
 
-def show_live(agent: Agent, task: str) -> RunResult:
+def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) -> RunResult:
     """Print the model's text as it streams, then each finished step, the answer last."""
     from rich.console import Console
     from rich.live import Live
@@ -35,7 +36,7 @@ def show_live(agent: Agent, task: str) -> RunResult:
         Text.assemble(("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (task, "bold"))
     )
     lang = agent.labels.code
-    events = agent.stream(task)
+    events = events if events is not None else agent.stream(task)
     streamed = ""
     with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
         for event in events:
@@ -149,10 +150,20 @@ def ask_approval(tool: Tool, arguments: dict[str, Any]) -> bool | str:
 @click.option(
     "--no-input", is_flag=True, help="Never prompt; calls that need approval are refused."
 )
-@click.option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'",
-              help="Add the tools of an MCP server started by this command (stdio); repeatable.")
-@click.option("--mcp-url", "mcp_urls", multiple=True, metavar="URL",
-              help="Add the tools of the MCP server at this streamable-HTTP URL; repeatable.")
+@click.option(
+    "--mcp",
+    "mcp_commands",
+    multiple=True,
+    metavar="'COMMAND ARGS'",
+    help="Add the tools of an MCP server started by this command (stdio); repeatable.",
+)
+@click.option(
+    "--mcp-url",
+    "mcp_urls",
+    multiple=True,
+    metavar="URL",
+    help="Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
+)
 @click.option("--no-log", is_flag=True, help="Do not record this run in the run log.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object instead of the live display."

@@ -72,6 +72,10 @@ class ReplayModel:
             tool_calls=reply.tool_calls,
         )
 
+    def advance_to(self, calls: int) -> None:
+        """Skip the replies a resumed run already consumed in an earlier process."""
+        self.calls = max(self.calls, calls)
+
     async def acomplete(
         self,
         messages: Sequence[Message],

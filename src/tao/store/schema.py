@@ -46,6 +46,7 @@ _V1: tuple[str, ...] = (
         output_tokens    INTEGER NOT NULL DEFAULT 0,
         evaluated_tokens INTEGER,
         config           TEXT NOT NULL DEFAULT '{}',
+        state            TEXT,
         pid              INTEGER,
         host             TEXT
     )

@@ -18,6 +18,7 @@ overwritten, so nothing is lost by opening it.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -38,6 +39,7 @@ from tao.store.rows import (
     SELECT_STEPS,
     SELECT_SUMMARY,
     STATUSES,
+    Connection,
     RunSummary,
     dumps,
     ensure_run,
@@ -55,6 +57,9 @@ from tao.store.schema import (
 )
 from tao.trace import RunResult, Status, Step, Usage
 
+#: Set to ``postgresql://user:password@host:port/db`` to keep the run log in PostgreSQL.
+DATABASE_URL_ENV = "TAO_DATABASE_URL"
+
 _BUSY_TIMEOUT_MS = 15_000
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -67,7 +72,11 @@ def default_db_path() -> Path:
 
 
 class Store:
-    """A handle on one run log file; safe to share between threads of a process."""
+    """A handle on one run log file; safe to share between threads of a process.
+
+    :meth:`open` without a path returns a :class:`tao.store.postgres.PostgresStore`
+    (same API, same errors) when ``TAO_DATABASE_URL`` is set.
+    """
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         """Use :meth:`open`; this only wraps an already prepared connection."""
@@ -75,11 +84,29 @@ class Store:
         self._conn = conn
         self._lock = threading.Lock()
 
+    @property
+    def where(self) -> str:
+        """Where the run log lives, for messages: a file path, or a URL without password."""
+        return str(self.path)
+
     # -- opening -----------------------------------------------------------------
 
     @classmethod
     def open(cls, path: Path | None = None) -> Store:
-        """Open (creating and migrating if needed) the run log at ``path`` or the default."""
+        """Open (creating and migrating if needed) the run log at ``path`` or the default.
+
+        Without ``path``, a ``TAO_DATABASE_URL`` of ``postgresql://…`` selects PostgreSQL.
+        """
+        url = os.environ.get(DATABASE_URL_ENV, "").strip()
+        if path is None and url:
+            try:  # psycopg is an optional extra, imported only when asked for
+                from tao.store.postgres import PostgresStore
+            except ImportError:
+                raise StoreError(
+                    f"{DATABASE_URL_ENV} selects PostgreSQL, which needs psycopg: "
+                    "pip install 'tao[postgres]' (or unset it to use the SQLite run log)"
+                ) from None
+            return PostgresStore.connect(url)
         path = Path(path) if path is not None else default_db_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +161,7 @@ class Store:
     # -- plumbing ----------------------------------------------------------------
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[Connection]:
         """One consistent snapshot for a multi-statement read."""
         with self._lock:
             try:
@@ -147,7 +174,7 @@ class Store:
                 raise _store_error(self.path, error) from None
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         """A short write transaction; the lock is taken up front so it cannot deadlock."""
         with self._lock:
             try:
@@ -237,6 +264,20 @@ class Store:
                 ),
             )
 
+    def save_state(self, run_id: str, state: Mapping[str, Any]) -> None:
+        """Keep the loop's latest checkpoint: what ``tao resume`` continues from."""
+        with self._write() as conn:
+            conn.execute("UPDATE runs SET state = ? WHERE id = ?", (dumps(dict(state)), run_id))
+
+    def load_state(self, run_id: str) -> dict[str, Any] | None:
+        """The latest checkpoint of a run, or ``None`` if it never saved one."""
+        with self._read() as conn:
+            row = conn.execute("SELECT state FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        state: dict[str, Any] = json.loads(row[0])
+        return state
+
     # -- reading -----------------------------------------------------------------
 
     def list_runs(self, limit: int = 20, status: str | None = None) -> list[RunSummary]:
@@ -272,7 +313,7 @@ class Store:
                 (escaped + "%",),
             ).fetchall()
         if not rows:
-            raise StoreError(f"no run with id {prefix!r} in {self.path}; see `tao runs list`")
+            raise StoreError(f"no run with id {prefix!r} in {self.where}; see `tao runs list`")
         if len(rows) > 1:
             shown = ", ".join(row[0] for row in rows[:5]) + (", …" if len(rows) > 5 else "")
             raise StoreError(
@@ -306,7 +347,7 @@ class Store:
         with self._read() as conn:
             row = conn.execute(f"{SELECT_SUMMARY} WHERE id = ?", (run_id,)).fetchone()
         if row is None:  # deleted between the two reads
-            raise StoreError(f"no run with id {run_id!r} in {self.path}")
+            raise StoreError(f"no run with id {run_id!r} in {self.where}")
         return summary_from_row(row)
 
     def get_run(self, run_id_or_prefix: str) -> RunResult:
@@ -344,7 +385,12 @@ class Store:
             lang=summary.lang,
             started_at=summary.started_at,
             duration_s=summary.duration_s or 0.0,
+            pending=self._pending(summary.run_id) if status == "awaiting_approval" else None,
         )
+
+    def _pending(self, run_id: str) -> list[dict[str, Any]] | None:
+        state = self.load_state(run_id)
+        return state.get("pending") if state else None
 
     def export_jsonl(self, run_id: str) -> Iterator[str]:
         """One run as JSON lines (no trailing newlines), for files, datasets and diffing.

@@ -56,6 +56,8 @@ class Tool:
     #: not fenced as untrusted data (SPEC S4). Everything else is fenced.
     trusted_output: bool = False
     param_names: tuple[str, ...] = field(default=())
+    #: What a call would do, for the person approving it (``write_file`` shows a diff).
+    preview: Callable[[dict[str, Any]], str] | None = None
 
     @property
     def read_only(self) -> bool:
@@ -171,6 +173,7 @@ def make_tool(
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
     trusted_output: bool = False,
+    preview: Callable[[dict[str, Any]], str] | None = None,
 ) -> Tool:
     """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
     if isinstance(fn, Tool):
@@ -209,6 +212,7 @@ def make_tool(
         keep=keep,
         param_names=tuple(names),
         trusted_output=trusted_output,
+        preview=preview,
     )
 
 
@@ -223,6 +227,7 @@ def tool(
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
     trusted_output: bool = False,
+    preview: Callable[[dict[str, Any]], str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -234,6 +239,7 @@ def tool(
     max_chars: int = DEFAULT_MAX_CHARS,
     keep: Keep = "head",
     trusted_output: bool = False,
+    preview: Callable[[dict[str, Any]], str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a typed, documented function a tool, bare (``@tool``) or configured.
 
@@ -251,6 +257,7 @@ def tool(
             max_chars=max_chars,
             keep=keep,
             trusted_output=trusted_output,
+            preview=preview,
         )
 
     return wrap(fn) if fn is not None else wrap

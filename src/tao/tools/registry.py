@@ -59,6 +59,12 @@ def _wiki(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | Non
     return wiki_tools(corpus)
 
 
+def _write(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+    from tao.tools.write import write_tools
+
+    return write_tools(project)
+
+
 def _human(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
     from tao.tools.human import human_tools
 
@@ -71,6 +77,7 @@ TOOL_SETS: Mapping[str, ToolSetFactory] = {
     "files": _files,
     "tests": _tests,
     "wiki": _wiki,
+    "write": _write,
     "human": _human,
 }
 #: The tools each set provides, for help texts and prompts without building anything.
@@ -78,6 +85,7 @@ TOOL_SET_TOOLS: Mapping[str, tuple[str, ...]] = {
     "calc": ("calculator",),
     "files": ("read_file", "list_files"),
     "tests": ("run_tests",),
+    "write": ("write_file", "delete_file"),
     "wiki": ("search", "lookup"),
     "human": ("ask_human",),
 }

@@ -1,0 +1,78 @@
+"""``tao runs approve|deny RUN_ID`` and ``tao resume RUN_ID`` (SPEC S3, M3).
+
+tao run "clean the build folder" -t files,write --no-input   # exits 4: awaiting_approval
+tao runs show 0193ab                                        # what it wants to do
+tao runs approve 0193ab          # or: tao runs deny 0193ab --reason "keep dist/"
+tao resume 0193ab                # continues from exactly that step
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from tao.errors import TaoError
+
+
+def _show_pending(run_id: str) -> None:
+    from tao.approvals import pending_calls
+
+    for call in pending_calls(run_id):
+        shown = ", ".join(f"{key}={value!r}" for key, value in call["arguments"].items())
+        click.echo(f"  {call['tool']}({shown})  [{', '.join(call['effects'])}]")
+        if call.get("preview"):
+            click.echo("    " + call["preview"].replace("\n", "\n    "))
+
+
+@click.command("approve")
+@click.argument("run_id")
+def approve_command(run_id: str) -> None:
+    """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
+    from tao.approvals import approve_run
+
+    try:
+        full = approve_run(run_id)
+        click.echo(f"approved the waiting call(s) of run {full}:")
+        _show_pending(full)
+        click.echo(f"continue it with: tao resume {full}")
+    except TaoError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command("deny")
+@click.argument("run_id")
+@click.option("--reason", help="Told to the model, so it can take another way.")
+def deny_command(run_id: str, reason: str | None) -> None:
+    """Deny the calls a paused run waits on; the model is told and goes on after resume."""
+    from tao.approvals import deny_run
+
+    try:
+        full = deny_run(run_id, reason)
+        click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+    except TaoError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command("resume")
+@click.argument("run_id")
+@click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
+    """Continue a paused or interrupted run from exactly where it stopped."""
+    from tao.approvals import agent_for_run
+    from tao.cli.run import EXIT, ask_approval, show_live
+
+    interactive = sys.stdin.isatty() and not no_input
+    try:
+        agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+        if as_json:
+            result = agent.resume(run_id)
+        else:
+            result = show_live(agent, run_id, events=agent.stream_resume(run_id))
+    except TaoError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    sys.exit(EXIT[result.status])
