@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -25,9 +27,51 @@ def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own run log; nothing touches the user's real one."""
     home = tmp_path / "tao-home"
     monkeypatch.setenv("TAO_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAO_MODEL"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAO_MODEL", "TAO_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+#: Set by scripts/start-postgres.sh (and .ci/run): a role allowed to CREATE DATABASE.
+PG_ADMIN_URL_ENV = "TAO_TEST_DATABASE_URL"
+
+
+@pytest.fixture
+def pg_database() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test; its ``postgresql://`` URL.
+
+    Skips when ``TAO_TEST_DATABASE_URL`` is unset (``eval "$(scripts/start-postgres.sh)"``
+    sets it; CI always does). The database is dropped afterwards.
+    """
+    admin_url = os.environ.get(PG_ADMIN_URL_ENV, "").strip()
+    if not admin_url:
+        pytest.skip(
+            f"PostgreSQL store tests need {PG_ADMIN_URL_ENV}; start a server with "
+            'eval "$(scripts/start-postgres.sh)"'
+        )
+    import psycopg
+
+    name = f"tao_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    parts = urlsplit(admin_url)
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test against both run logs: SQLite in $TAO_HOME, and a fresh PostgreSQL database.
+
+    ``Store.open()`` and every ``tao`` child process pick the backend up from the
+    environment (``TAO_DATABASE_URL``), exactly as a user's would.
+    """
+    if request.param == "postgres":
+        monkeypatch.setenv("TAO_DATABASE_URL", request.getfixturevalue("pg_database"))
+    return str(request.param)
 
 
 @pytest.fixture
@@ -150,7 +194,7 @@ def chat_server() -> Iterator[ChatServer]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server_state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield server_state

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from tao import Agent, ModelUnavailableError, Status
 from tao.errors import ModelError
 from tao.models import load_model
+from tao.models.base import ToolCall, ToolSpec
 from tao.models.openai import OpenAIModel
 
 
@@ -18,7 +21,12 @@ def test_messages_stop_and_temperature_arrive_as_sent_L3(chat_server: Any) -> No
         "Thought: done\nAction: finish[395]",
     ]
     agent = Agent(
-        "openai:qwen2.5", ["calc"], base_url=chat_server.base_url, record=False, temperature=0.0
+        "openai:qwen2.5",
+        ["calc"],
+        base_url=chat_server.base_url,
+        record=False,
+        temperature=0.0,
+        protocol="text",
     )
     result = agent.run("What is 17 * 23 + 4?")
     assert (result.status, result.answer) == (Status.FINISHED, "395")
@@ -37,9 +45,14 @@ def test_messages_stop_and_temperature_arrive_as_sent_L3(chat_server: Any) -> No
 
 def test_stop_sequence_follows_the_language_L3_L8(chat_server: Any) -> None:
     chat_server.replies = ["考え：終わり\n答え：144"]
-    Agent("openai:m", ["calc"], base_url=chat_server.base_url, lang="ja", record=False).run(
-        "12*12?"
-    )
+    Agent(
+        "openai:m",
+        ["calc"],
+        base_url=chat_server.base_url,
+        lang="ja",
+        record=False,
+        protocol="text",
+    ).run("12*12?")
     assert chat_server.requests[0]["stop"] == ["観察:", "観察："]
 
 
@@ -60,9 +73,9 @@ def test_server_that_rejects_stop_gets_a_client_side_cut_L3(chat_server: Any) ->
         "Thought: t\nAction: calculator[2+2]\nObservation: 5\nAction: finish[5]",
         "Action: finish[4]",
     ]
-    result = Agent("openai:o4-mini", ["calc"], base_url=chat_server.base_url, record=False).run(
-        "2+2?"
-    )
+    result = Agent(
+        "openai:o4-mini", ["calc"], base_url=chat_server.base_url, record=False, protocol="text"
+    ).run("2+2?")
     assert result.answer == "4"
     assert "stop" in chat_server.requests[0]
     assert all("stop" not in r for r in chat_server.requests[1:])
@@ -103,3 +116,307 @@ def test_key_and_base_url_from_the_environment(
     chat_server.replies = ["Final Answer: hi"]
     reply = load_model("openai:gpt-4o-mini").complete([{"role": "user", "content": "hi"}])
     assert reply.text == "Final Answer: hi"
+
+
+# -- native tool calling, streaming, async: the wire format replayed (SPEC L7) ---------------
+
+CALC = ToolSpec(
+    "calculator",
+    "Evaluate an arithmetic expression.",
+    {
+        "type": "object",
+        "properties": {"expression": {"type": "string"}},
+        "required": ["expression"],
+    },
+)
+QUESTION = [
+    {"role": "system", "content": "You are a careful agent."},
+    {"role": "user", "content": "What is 17 * 23 + 4?"},
+]
+USAGE = {
+    "prompt_tokens": 82,
+    "completion_tokens": 18,
+    "total_tokens": 100,
+    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+    "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+}
+
+
+def completion(
+    content: str | None, calls: list[dict[str, Any]] | None = None, finish: str = "stop"
+) -> dict[str, Any]:
+    """A chat.completion object as the API returns it."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "refusal": None,
+        "annotations": [],
+    }
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": "chatcmpl-CN3mU6zYjYq2",
+        "object": "chat.completion",
+        "created": 1_764_000_000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": USAGE,
+        "service_tier": "default",
+        "system_fingerprint": "fp_560af6e559",
+    }
+
+
+def function(call_id: str, arguments: str, name: str = "calculator") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def chunks(*deltas: dict[str, Any], finish: str = "stop") -> list[str]:
+    """An SSE stream of chat.completion.chunk objects, usage last, then [DONE]."""
+
+    def chunk(choices: list[dict[str, Any]], usage: Any = None) -> str:
+        body = {
+            "id": "chatcmpl-CN3mU6zYjYq3",
+            "object": "chat.completion.chunk",
+            "created": 1_764_000_000,
+            "model": "gpt-4o-mini-2024-07-18",
+            "system_fingerprint": "fp_560af6e559",
+            "choices": choices,
+            "usage": usage,
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    def choice(delta: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
+        return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}]
+
+    return [
+        chunk(choice({"role": "assistant", "content": "", "refusal": None})),
+        *(chunk(choice(d)) for d in deltas),
+        chunk(choice({}, finish)),
+        chunk([], USAGE),
+        "data: [DONE]\n\n",
+    ]
+
+
+def streamed_tool_call() -> list[str]:
+    return chunks(
+        {"content": "I will "},
+        {"content": "compute it."},
+        {"tool_calls": [{"index": 0, **function("call_Abc1", "")}]},
+        *(
+            {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+            for piece in ('{"expression', '": "17 * 23', ' + 4"}')
+        ),
+        finish="tool_calls",
+    )
+
+
+def test_tool_call_and_the_tools_schema(wire: Any) -> None:
+    wire.json(
+        completion(None, [function("call_Abc1", '{"expression": "17 * 23 + 4"}')], "tool_calls")
+    )
+    model = OpenAIModel("gpt-4o-mini", api_key="sk-test", max_retries=0)
+    model._client = model._client.with_options(base_url=f"{wire.base_url}/v1")  # as OpenAI itself
+    reply = model.complete(QUESTION, tools=[CALC], max_tokens=200, stop=["Observation:"])
+    assert reply.tool_calls == (
+        ToolCall(
+            "call_Abc1",
+            "calculator",
+            {"expression": "17 * 23 + 4"},
+            '{"expression": "17 * 23 + 4"}',
+        ),
+    )
+    assert (reply.text, reply.finish_reason, reply.input_tokens, reply.output_tokens) == (
+        "",
+        "tool_calls",
+        82,
+        18,
+    )
+    sent = wire.sent[0]
+    assert sent.headers["authorization"] == "Bearer sk-test"
+    assert sent.body == {
+        "model": "gpt-4o-mini",
+        "messages": QUESTION,
+        "temperature": 0.0,
+        "max_completion_tokens": 200,  # OpenAI itself; compatible servers get max_tokens
+        "stop": ["Observation:"],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "calculator",
+                    "description": "Evaluate an arithmetic expression.",
+                    "parameters": CALC.parameters,
+                },
+            }
+        ],
+    }
+
+
+def test_parallel_calls_and_history_go_back_as_the_loop_wrote_them(wire: Any) -> None:
+    calls = [function("call_1", '{"expression": "17*23"}'), function("call_2", '{"expression": ')]
+    wire.json(completion("Both at once.", calls, "tool_calls"))
+    wire.json(completion("Final Answer: 391"))
+    model = OpenAIModel("qwen2.5", base_url=f"{wire.base_url}/v1")
+    first = model.complete(QUESTION, tools=[CALC])
+    assert [c.id for c in first.tool_calls] == ["call_1", "call_2"]
+    # JSON that does not decode: no exception, empty arguments, the text kept (L4).
+    assert first.tool_calls[1].arguments == {}
+    assert first.tool_calls[1].raw_arguments == '{"expression": '
+    history = [
+        *QUESTION,
+        {"role": "assistant", "content": "Both at once.", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_1", "content": "391"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Error: arguments are not JSON"},
+    ]
+    assert model.complete(history, tools=[CALC]).text == "Final Answer: 391"
+    assert wire.bodies[1]["messages"] == history
+
+
+def test_streamed_reply_assembles_text_calls_and_usage(wire: Any) -> None:
+    wire.sse(streamed_tool_call())
+    deltas: list[str] = []
+    model = OpenAIModel("qwen2.5", base_url=f"{wire.base_url}/v1")
+    reply = model.complete(QUESTION, tools=[CALC], on_text=deltas.append)
+    assert deltas == ["I will ", "compute it."]
+    assert reply.text == "I will compute it."
+    assert reply.tool_calls == (
+        ToolCall(
+            "call_Abc1",
+            "calculator",
+            {"expression": "17 * 23 + 4"},
+            '{"expression": "17 * 23 + 4"}',
+        ),
+    )
+    assert (reply.finish_reason, reply.input_tokens, reply.output_tokens) == ("tool_calls", 82, 18)
+    assert wire.bodies[0]["stream"] is True
+    assert wire.bodies[0]["stream_options"] == {"include_usage": True}
+
+
+def test_async_text_tool_call_and_stream(wire: Any) -> None:
+    wire.json(completion("async hi"))
+    wire.json(completion(None, [function("call_9", '{"expression": "1+1"}')], "tool_calls"))
+    wire.sse(chunks({"content": "Final "}, {"content": "Answer: 2"}))
+    model = OpenAIModel("qwen2.5", base_url=f"{wire.base_url}/v1")
+
+    async def main() -> list[Any]:
+        deltas: list[str] = []
+        text = await model.acomplete(QUESTION, stop=["Observation:"], max_tokens=64)
+        tool = await model.acomplete(QUESTION, tools=[CALC])
+        streamed = await model.acomplete(QUESTION, on_text=deltas.append)
+        return [text, tool, streamed, deltas]
+
+    text, tool, streamed, deltas = asyncio.run(main())
+    assert (text.text, text.input_tokens) == ("async hi", 82)
+    assert tool.tool_calls[0].arguments == {"expression": "1+1"}
+    assert streamed.text == "Final Answer: 2" and deltas == ["Final ", "Answer: 2"]
+    assert streamed.output_tokens == 18
+    assert wire.bodies[0]["stop"] == ["Observation:"] and wire.bodies[0]["max_tokens"] == 64
+
+
+def test_server_that_refuses_streaming_answers_whole_replies(wire: Any) -> None:
+    refusal = {
+        "error": {
+            "message": "streaming is not supported together with tools",
+            "type": "invalid_request_error",
+            "param": "stream",
+            "code": None,
+        }
+    }
+    wire.json(refusal, status=400)
+    wire.json(completion("Thought: whole"))
+    wire.json(completion("again whole"))
+    model = OpenAIModel("local", base_url=f"{wire.base_url}/v1")
+    deltas: list[str] = []
+    assert model.complete(QUESTION, tools=[CALC], on_text=deltas.append).text == "Thought: whole"
+    assert asyncio.run(model.acomplete(QUESTION, on_text=deltas.append)).text == "again whole"
+    assert deltas == ["Thought: whole", "again whole"]  # once each, whole
+    assert wire.bodies[0]["stream"] is True
+    assert all("stream" not in body for body in wire.bodies[1:])
+
+
+def test_client_error_and_async_errors_are_one_line(wire: Any) -> None:
+    wire.json(
+        {
+            "error": {
+                "message": "The model `gpt-9` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            }
+        },
+        status=404,
+    )
+    wire.json(
+        {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}},
+        status=401,
+    )
+    model = OpenAIModel("gpt-9", base_url=f"{wire.base_url}/v1", max_retries=0)
+    with pytest.raises(ModelError, match="not found \\(The model `gpt-9` does not exist"):
+        model.complete(QUESTION)
+    with pytest.raises(ModelError, match="API key was rejected \\(Incorrect API key provided\\)"):
+        asyncio.run(model.acomplete(QUESTION, on_text=print))
+
+
+def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
+    limited = {
+        "error": {
+            "message": "Rate limit reached for gpt-4o-mini on tokens per min (TPM).",
+            "type": "tokens",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    }
+    wire.json(limited, status=429, headers={"retry-after-ms": "1"})
+    wire.json(completion("after the wait"))
+    model = OpenAIModel("gpt-4o-mini", base_url=f"{wire.base_url}/v1")
+    assert model.complete(QUESTION).text == "after the wait"
+    assert len(wire.sent) == 2 and wire.bodies[0] == wire.bodies[1]
+    assert wire.sent[1].headers["x-stainless-retry-count"] == "1"
+    wire.json(limited, status=429, headers={"retry-after-ms": "1"})
+    with pytest.raises(ModelError, match="rate limited"):
+        OpenAIModel("m", base_url=f"{wire.base_url}/v1", max_retries=0).complete(QUESTION)
+
+
+def test_native_run_end_to_end(wire: Any) -> None:
+    wire.json(completion(None, [function("call_1", '{"expression": "17 * 23 + 4"}')], "tool_calls"))
+    wire.json(completion(None, [function("call_2", '{"answer": "395"}', "finish")], "tool_calls"))
+    agent = Agent("openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False)
+    result = agent.run("What is 17 * 23 + 4?")
+    assert (result.status, result.answer) == (Status.FINISHED, "395")
+    assert "tools" in wire.bodies[0]
+    assert wire.bodies[1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "395",
+    }
+
+
+def test_streamed_native_run_shows_text_as_it_arrives(wire: Any) -> None:
+    from tao.events import FinalEvent, TextDelta
+
+    wire.sse(streamed_tool_call())
+    finish = function("call_2", '{"answer": "395"}', "finish")
+    wire.sse(chunks({"content": "Done."}, {"tool_calls": [{"index": 0, **finish}]}))
+    agent = Agent("openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False)
+    events = list(agent.stream("What is 17 * 23 + 4?"))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == [
+        "I will ",
+        "compute it.",
+        "Done.",
+    ]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    result = final.result
+    assert (result.status, result.answer) == (Status.FINISHED, "395")
+    assert result.usage.input_tokens == 2 * 82
+
+
+def test_missing_sdk_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    monkeypatch.setitem(sys.modules, "google.genai", None)
+    with pytest.raises(ModelUnavailableError, match=r"pip install 'tao\[anthropic\]'"):
+        load_model("anthropic:claude-sonnet-5", api_key="k")
+    with pytest.raises(ModelUnavailableError, match=r"pip install 'tao\[gemini\]'"):
+        load_model("gemini:gemini-3.8-flash", api_key="k")

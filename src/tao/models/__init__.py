@@ -3,6 +3,8 @@
     load_model("replay:replies.json")
     load_model("openai:gpt-4o-mini")
     load_model("openai:qwen2.5", base_url="http://127.0.0.1:8000/v1")
+    load_model("anthropic:claude-sonnet-5")   # pip install 'tao[anthropic]'
+    load_model("gemini:gemini-3.8-flash")       # pip install 'tao[gemini]'
     load_model("local")                 # the embedded model
     load_model("local:/models/x.gguf")  # any GGUF file
 
@@ -19,7 +21,8 @@ from tao.models.base import Completion, Message, Model
 __all__ = ["SPEC_FORMS", "Completion", "Message", "Model", "load_model"]
 
 SPEC_FORMS = (
-    "local, local:PATH.gguf, openai:MODEL (with --base-url for any compatible server), replay:PATH"
+    "local, local:PATH.gguf, openai:MODEL (with --base-url for any compatible server), "
+    "anthropic:MODEL, gemini:MODEL, replay:PATH"
 )
 
 
@@ -43,6 +46,14 @@ def load_model(
         from tao.models.openai import OpenAIModel
 
         return OpenAIModel(rest, base_url=base_url, api_key=api_key)
+    if kind == "anthropic" and rest:
+        from tao.models.anthropic import AnthropicModel
+
+        return AnthropicModel(rest, base_url=base_url, api_key=api_key)
+    if kind == "gemini" and rest:
+        from tao.models.gemini import GeminiModel
+
+        return GeminiModel(rest, base_url=base_url, api_key=api_key)
     if kind == "local":
         from tao.models.local import LocalModel
 
