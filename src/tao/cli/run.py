@@ -88,7 +88,7 @@ def ask_approval(tool: Tool, arguments: dict[str, Any]) -> bool | str:
     envvar="TAO_MODEL",
     default="local",
     show_default=True,
-    help="local, local:PATH.gguf, openai:MODEL, replay:PATH",
+    help="local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, gemini:MODEL, replay:PATH",
 )
 @click.option(
     "-t",
