@@ -1,0 +1,325 @@
+"""``tao eval``: the ReAct paper's benchmarks with every strategy (SPEC M4, P1, P2).
+
+    tao eval hotpotqa --questions data/hotpotqa/questions_dev.jsonl \\
+        --corpus data/hotpotqa/wiki.jsonl --strategy react --model local --limit 20
+    tao eval fever --questions data/fever/claims_on_local_wiki.json \\
+        --corpus data/hotpotqa/wiki.jsonl --strategy all --json
+    tao eval report ~/.local/share/tao/evals -o chart.png
+
+Progress goes to stderr; the summary table to stdout (stderr with ``--json``,
+whose single stdout line is the summary object). Results are appended to
+``$TAO_HOME/evals/``: the same command again resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tao.errors import TaoError
+from tao.eval.data import Benchmark
+from tao.eval.record import QuestionRecord
+from tao.eval.runner import ALL_ORDER
+from tao.eval.strategies import DEFAULT_SAMPLES, DEFAULT_SC_TEMPERATURE, DEFAULT_STEPS
+
+STRATEGY_CHOICES = (*ALL_ORDER, "all")
+
+
+class BarProgress:
+    """A rich progress bar on stderr: questions done, running score, elapsed, ETA."""
+
+    def __init__(self, benchmark: str) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.metric = "acc" if benchmark == "fever" else "EM"
+        self.progress = Progress(
+            TextColumn("[bold]{task.description:<13}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[score]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.task: Any = None
+        self.scores: list[float] = []
+
+    def start(self, strategy: str, total: int, done: int) -> None:
+        if self.task is None:
+            self.progress.start()
+        self.scores = []
+        self.task = self.progress.add_task(strategy, total=total, completed=done, score="")
+
+    def advance(self, record: QuestionRecord) -> None:
+        self.scores.append(record.em)
+        score = f"{self.metric} {100 * sum(self.scores) / len(self.scores):.1f}%"
+        self.progress.update(self.task, advance=1, score=score)
+
+    def stop(self) -> None:
+        self.progress.refresh()
+
+    def close(self) -> None:
+        if self.task is not None:
+            self.progress.stop()
+
+
+@click.group(name="eval")
+def eval_group() -> None:
+    """Run the ReAct paper's benchmarks (HotpotQA, FEVER) with every strategy."""
+
+
+def _options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--questions",
+            type=click.Path(path_type=Path),
+            required=True,
+            help="Questions file (HotpotQA JSONL, FEVER JSON).",
+        ),
+        click.option(
+            "--corpus",
+            type=click.Path(path_type=Path),
+            required=True,
+            help="Wiki corpus JSONL for search/lookup.",
+        ),
+        click.option(
+            "--strategy",
+            type=click.Choice(STRATEGY_CHOICES),
+            default="react",
+            show_default=True,
+            help="Strategy; all runs every one (combinations derived from react and cot-sc).",
+        ),
+        click.option(
+            "-m",
+            "--model",
+            "model_spec",
+            envvar="TAO_MODEL",
+            default="local",
+            show_default=True,
+            help="local, local:PATH.gguf, openai:MODEL, replay:PATH, ...",
+        ),
+        click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server."),
+        click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Questions in flight at once.",
+        ),
+        click.option(
+            "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
+        ),
+        click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
+        click.option(
+            "--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."
+        ),
+        click.option(
+            "--samples",
+            type=click.IntRange(min=1),
+            default=DEFAULT_SAMPLES,
+            show_default=True,
+            help="CoT-SC samples per question.",
+        ),
+        click.option(
+            "--sc-temperature",
+            type=click.FloatRange(min=0),
+            default=DEFAULT_SC_TEMPERATURE,
+            show_default=True,
+            help="Sampling temperature of CoT-SC.",
+        ),
+        click.option("--no-grammar", is_flag=True, help="Do not constrain ReAct decoding."),
+        click.option(
+            "--prompts",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="The paper's react_prompts/ folder (default: found beside --questions).",
+        ),
+        click.option(
+            "--max-seconds",
+            type=click.FloatRange(min=1),
+            default=1800.0,
+            show_default=True,
+            help="Wall-clock limit of each agent run.",
+        ),
+        click.option(
+            "--max-reply-tokens",
+            type=click.IntRange(min=16),
+            default=256,
+            show_default=True,
+            help="Tokens per model reply.",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@eval_group.command()
+@_options
+def hotpotqa(**kwargs: Any) -> None:
+    """HotpotQA: exact match and F1 over a local Wikipedia corpus."""
+    _run_eval("hotpotqa", **kwargs)
+
+
+@eval_group.command()
+@_options
+def fever(**kwargs: Any) -> None:
+    """FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accuracy."""
+    _run_eval("fever", **kwargs)
+
+
+def _run_eval(
+    benchmark: Benchmark,
+    *,
+    questions: Path,
+    corpus: Path,
+    strategy: str,
+    model_spec: str,
+    base_url: str | None,
+    limit: int | None,
+    concurrency: int,
+    executor: str,
+    ray_address: str | None,
+    max_steps: int | None,
+    samples: int,
+    sc_temperature: float,
+    no_grammar: bool,
+    prompts: Path | None,
+    max_seconds: float,
+    max_reply_tokens: int,
+    as_json: bool,
+) -> None:
+    from rich.console import Console
+
+    from tao.eval.data import load_questions
+    from tao.eval.prompts import find_prompts_dir, load_prompts
+    from tao.eval.runner import Execution, run_all, run_strategy
+    from tao.eval.strategies import EvalSettings
+    from tao.eval.summary import combine_summaries, summary_table
+    from tao.models import load_model
+    from tao.store import Store
+    from tao.tools.wiki import load_corpus
+
+    progress: BarProgress | None = None
+    try:
+        items = load_questions(benchmark, questions)[:limit]
+        prompts_dir = prompts or find_prompts_dir(questions, corpus)
+        load_prompts(prompts_dir, benchmark)  # fail now, not in a worker
+        load_corpus(corpus)
+        settings = EvalSettings(
+            benchmark=benchmark,
+            strategy=strategy if strategy != "all" else "react",
+            model=model_spec,
+            corpus=str(corpus.expanduser().resolve()),
+            prompts=str(prompts_dir.expanduser().resolve()),
+            questions=str(questions.expanduser().resolve()),
+            base_url=base_url,
+            max_steps=max_steps or DEFAULT_STEPS[benchmark],
+            samples=samples,
+            sc_temperature=sc_temperature,
+            grammar=not no_grammar,
+            max_seconds=max_seconds,
+            max_reply_tokens=max_reply_tokens,
+        )
+        model = load_model(model_spec, base_url=base_url) if executor == "local" else None
+        execution = Execution(executor, concurrency, ray_address)
+        store = Store.open()
+        progress = BarProgress(benchmark)
+        if strategy == "all":
+            runs = run_all(
+                settings, items, store=store, execution=execution, progress=progress, model=model
+            )
+        else:
+            runs = [
+                run_strategy(
+                    settings,
+                    items,
+                    store=store,
+                    execution=execution,
+                    progress=progress,
+                    model=model,
+                )
+            ]
+        progress.close()
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.close()
+        click.echo(
+            "\ninterrupted: every finished question is saved; run the same command again to resume",
+            err=True,
+        )
+        sys.stdout.flush()
+        if executor == "ray":
+            _stop_ray()
+        os._exit(130)  # worker threads may be mid-question; their results are not needed
+    except (TaoError, OSError, ValueError) as error:
+        if progress is not None:
+            progress.close()
+        raise click.ClickException(str(error)) from None
+    summaries = [run.summary() for run in runs]
+    Console(stderr=as_json).print(summary_table(summaries))
+    if as_json:
+        shape = summaries[0] if strategy != "all" else combine_summaries(summaries)
+        click.echo(json.dumps(shape, ensure_ascii=False))
+    else:
+        for run in runs:
+            click.echo(f"{run.settings.strategy}: {run.results_file}", err=True)
+
+
+def _stop_ray() -> None:
+    """Leave no local Ray instance behind when an eval is interrupted."""
+    try:
+        import ray
+
+        ray.shutdown()
+    except Exception:  # noqa: S110 - best effort on the way out
+        pass
+
+
+@eval_group.command()
+@click.argument("results", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("eval-report.png"),
+    show_default=True,
+    help="PNG bar chart of every strategy against the paper.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON line.")
+def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
+    """Summarise results files (default: all of $TAO_HOME/evals) and chart them."""
+    from rich.console import Console
+
+    from tao.eval.report import load_results, write_chart
+    from tao.eval.results import evals_dir
+    from tao.eval.summary import summary_table
+
+    try:
+        groups = load_results(list(results) or [evals_dir()])
+        console = Console(stderr=as_json)
+        for summaries in groups.values():
+            console.print(summary_table(list(summaries.values())))
+        written = write_chart(groups, output)
+    except (TaoError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"chart: {written}", err=True)
+    if as_json:
+        shape = [{"benchmark": b, "model": m, "strategies": s} for (b, m), s in groups.items()]
+        click.echo(json.dumps(shape, ensure_ascii=False))

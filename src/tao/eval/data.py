@@ -1,0 +1,158 @@
+"""The benchmarks' questions: HotpotQA (JSONL) and FEVER (a JSON array), read strictly.
+
+A missing file or a malformed entry is an :class:`EvalDataError` naming the file
+and the line (HotpotQA) or entry (FEVER), never a traceback half-way through an eval.
+
+    questions = load_questions("hotpotqa", Path("questions_dev.jsonl"))
+    questions[0].question, questions[0].gold
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tao.errors import TaoError
+
+Benchmark = Literal["hotpotqa", "fever"]
+BENCHMARKS: tuple[Benchmark, ...] = ("hotpotqa", "fever")
+
+
+class EvalDataError(TaoError, ValueError):
+    """A questions file that is missing or malformed; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One benchmark item; ``index`` is its position in the file (results are ordered by it)."""
+
+    index: int
+    id: str
+    question: str
+    gold: str
+
+
+def load_questions(benchmark: Benchmark, path: Path) -> list[Question]:
+    """Read every question of ``benchmark`` from ``path``, in file order."""
+    if benchmark == "hotpotqa":
+        return _load_hotpotqa(path)
+    if benchmark == "fever":
+        return _load_fever(path)
+    raise EvalDataError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise EvalDataError(f"questions file not found: {path}") from None
+    except IsADirectoryError:
+        raise EvalDataError(f"questions file {path} is a folder, not a file") from None
+    except OSError as error:
+        raise EvalDataError(f"cannot read questions file {path}: {error.strerror}") from None
+
+
+def _text_field(row: dict[str, Any], names: tuple[str, ...], where: str) -> str:
+    for name in names:
+        value = row.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, bool | int | float) and name != names[0]:
+            return str(value)
+    raise EvalDataError(f"{where}: needs a non-empty string field {names[0]!r}")
+
+
+def _load_hotpotqa(path: Path) -> list[Question]:
+    """One JSON object a line: ``question``, ``answer`` and optionally ``_id``/``id``."""
+    questions: list[Question] = []
+    for number, raw in enumerate(_read(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise EvalDataError(f"{where}: not UTF-8 text") from None
+        except json.JSONDecodeError as error:
+            raise EvalDataError(f"{where}: not valid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise EvalDataError(f"{where}: each line must be a JSON object")
+        question = _text_field(row, ("question",), where)
+        answer = _text_field(row, ("answer",), where)
+        ident = str(row.get("_id") or row.get("id") or f"line-{number}")
+        questions.append(Question(len(questions), ident, question, answer))
+    if not questions:
+        raise EvalDataError(f"questions file {path} holds no questions")
+    return questions
+
+
+def _load_fever(path: Path) -> list[Question]:
+    """A JSON array (or JSONL) of ``{"id", "claim", "label"}`` objects."""
+    raw = _read(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalDataError(f"{path}: not UTF-8 text") from None
+    if text.lstrip().startswith("["):
+        located = [(row, f"{path}:{line}") for row, line in _array_items(text, path)]
+    else:  # JSONL, one claim a line
+        located = []
+        for number, line_text in enumerate(text.splitlines(), start=1):
+            if not line_text.strip():
+                continue
+            try:
+                located.append((json.loads(line_text), f"{path}:{number}"))
+            except json.JSONDecodeError as error:
+                raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    questions: list[Question] = []
+    for row, where in located:
+        if not isinstance(row, dict):
+            raise EvalDataError(f"{where}: each claim must be a JSON object")
+        claim = _text_field(row, ("claim",), where)
+        label = _text_field(row, ("label",), where)
+        from tao.eval.metrics import normalize_label
+
+        if normalize_label(label) is None:
+            raise EvalDataError(
+                f"{where}: label {label!r} is not SUPPORTS, REFUTES or NOT ENOUGH INFO"
+            )
+        questions.append(Question(len(questions), str(row.get("id", where)), claim, label))
+    if not questions:
+        raise EvalDataError(f"questions file {path} holds no claims")
+    return questions
+
+
+def _array_items(text: str, path: Path) -> list[tuple[Any, int]]:
+    """The items of a top-level JSON array, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    items: list[tuple[Any, int]] = []
+    pos = text.index("[") + 1
+
+    def skip(at: int) -> int:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        return at
+
+    def fail(at: int, message: str) -> EvalDataError:
+        return EvalDataError(f"{path}:{text.count(chr(10), 0, at) + 1}: not valid JSON ({message})")
+
+    pos = skip(pos)
+    if pos < len(text) and text[pos] == "]":
+        return items
+    while True:
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as error:
+            raise fail(error.pos, error.msg) from None
+        items.append((item, text.count("\n", 0, pos) + 1))
+        pos = skip(end)
+        if pos < len(text) and text[pos] == ",":
+            pos = skip(pos + 1)
+            continue
+        if pos < len(text) and text[pos] == "]":
+            if text[pos + 1 :].strip():
+                raise fail(pos + 1, "extra data after the array")
+            return items
+        raise fail(pos, "expected ',' or ']' after an entry")

@@ -1,0 +1,158 @@
+"""Per-strategy totals beside the paper's PaLM-540B numbers, as a dict and as a table.
+
+The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
+
+    {"benchmark": "hotpotqa", "strategy": "react", "model": "local", "n": 10,
+     "em": 0.3, "f1": 0.41, "paper": 0.274, "answered": 9, "no_answer": 1, "errors": 0,
+     "parse_failures": 2, "fallbacks": 0, "avg_steps": 4.1, "avg_model_calls": 4.1,
+     "avg_tokens": 15200.0, "seconds_per_question": 38.5, "results_file": "..."}
+
+FEVER has ``accuracy`` instead of ``em`` and ``f1``. ``--strategy all`` prints one
+object with every strategy under ``strategies`` and, at the top, ``n``, the total
+``parse_failures`` and the scores of the ``best`` strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tao.eval.record import QuestionRecord
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+PAPER_MODEL = "PaLM-540B"
+#: The ReAct paper's Table 1 (PaLM-540B): HotpotQA exact match, FEVER accuracy, in percent.
+PAPER: dict[str, dict[str, float]] = {
+    "hotpotqa": {
+        "standard": 28.7,
+        "cot": 29.4,
+        "cot-sc": 33.4,
+        "act": 25.7,
+        "react": 27.4,
+        "cot-sc-react": 34.2,
+        "react-cot-sc": 35.1,
+    },
+    "fever": {
+        "standard": 57.1,
+        "cot": 56.3,
+        "cot-sc": 60.4,
+        "act": 58.9,
+        "react": 60.9,
+        "cot-sc-react": 64.6,
+        "react-cot-sc": 62.0,
+    },
+}
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def score_name(benchmark: str) -> str:
+    """The headline metric: ``em`` for HotpotQA, ``accuracy`` for FEVER."""
+    return "accuracy" if benchmark == "fever" else "em"
+
+
+def summarize(
+    records: Sequence[QuestionRecord], benchmark: str, strategy: str, model: str
+) -> dict[str, Any]:
+    """Totals over ``records`` (one strategy); see the module docstring for the shape."""
+    n = len(records)
+    summary: dict[str, Any] = {"benchmark": benchmark, "strategy": strategy, "model": model, "n": n}
+    if benchmark == "fever":
+        summary["accuracy"] = round(_mean([r.em for r in records]), 4)
+    else:
+        summary["em"] = round(_mean([r.em for r in records]), 4)
+        summary["f1"] = round(_mean([r.f1 for r in records]), 4)
+    paper = PAPER.get(benchmark, {}).get(strategy)
+    summary["paper"] = None if paper is None else round(paper / 100, 4)
+    summary.update(
+        answered=sum(1 for r in records if r.answer is not None),
+        no_answer=sum(1 for r in records if r.status == "no_answer"),
+        errors=sum(1 for r in records if r.status == "error"),
+        parse_failures=sum(r.parse_failures for r in records),
+        fallbacks=sum(1 for r in records if r.fallback),
+        avg_steps=round(_mean([r.steps for r in records]), 2),
+        avg_model_calls=round(_mean([r.model_calls for r in records]), 2),
+        avg_tokens=round(_mean([r.tokens for r in records]), 1),
+        seconds_per_question=round(_mean([r.seconds for r in records]), 2),
+    )
+    return summary
+
+
+def combine_summaries(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The ``--strategy all`` object: every strategy, plus the best one's scores on top."""
+    first = summaries[0]
+    metric = score_name(first["benchmark"])
+    best = max(summaries, key=lambda s: s[metric])
+    combined: dict[str, Any] = {
+        "benchmark": first["benchmark"],
+        "strategy": "all",
+        "model": first["model"],
+        "n": max(s["n"] for s in summaries),
+        "parse_failures": sum(s["parse_failures"] for s in summaries),
+        "best": best["strategy"],
+    }
+    for key in ("em", "f1", "accuracy"):
+        if key in best:
+            combined[key] = best[key]
+    combined["strategies"] = {s["strategy"]: s for s in summaries}
+    return combined
+
+
+def _span(values: Sequence[int]) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _compact(value: float) -> str:
+    return f"{value / 1000:.0f}k" if value >= 10_000 else f"{value:.0f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def summary_table(summaries: Sequence[dict[str, Any]]) -> Table:
+    """A rich table: each strategy's scores next to the paper's, with cost per question."""
+    from rich import box
+    from rich.table import Table
+
+    benchmark = summaries[0]["benchmark"]
+    fever = benchmark == "fever"
+    table = Table(
+        title=(
+            f"{benchmark} · {summaries[0]['model']} · n={_span([s['n'] for s in summaries])} "
+            f"(paper: {PAPER_MODEL}; ans = answered, parse = parse errors, fallb = fallbacks)"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+    )
+    table.add_column("strategy", no_wrap=True)
+    if fever:
+        table.add_column("acc%", justify="right", no_wrap=True)
+    else:
+        table.add_column("EM%", justify="right", no_wrap=True)
+        table.add_column("F1%", justify="right", no_wrap=True)
+    table.add_column("paper", justify="right", style="dim", no_wrap=True)
+    for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for s in summaries:
+        scores = [_pct(s["accuracy"])] if fever else [_pct(s["em"]), _pct(s["f1"])]
+        table.add_row(
+            s["strategy"],
+            *scores,
+            _pct(s["paper"]),
+            str(s["answered"]),
+            str(s["parse_failures"]),
+            str(s["fallbacks"]),
+            f"{s['avg_steps']:.1f}",
+            _compact(s["avg_tokens"]),
+            f"{s['seconds_per_question']:.0f}",
+        )
+    return table

@@ -1,0 +1,197 @@
+"""Every strategy's control flow with the replay model: answers, votes, both fallbacks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao.eval.data import load_questions
+from tao.eval.record import QuestionRecord
+from tao.eval.runner import run_strategy
+from tao.models.replay import ReplayModel
+from tao.store import Store
+
+from .conftest import EvalData
+
+Replay = Callable[[list[str]], Path]
+
+
+def run(
+    eval_data: EvalData,
+    replay: Replay,
+    strategy: str,
+    replies: list[str],
+    *,
+    limit: int = 1,
+    start: int = 0,
+    benchmark: str = "hotpotqa",
+    **settings: Any,
+) -> list[QuestionRecord]:
+    path = replay(replies)
+    questions = load_questions(
+        "fever" if benchmark == "fever" else "hotpotqa",
+        eval_data.claims if benchmark == "fever" else eval_data.questions,
+    )[start : start + limit]
+    model = ReplayModel(path)
+    result = run_strategy(
+        eval_data.settings(strategy, f"replay:{path}", benchmark=benchmark, **settings),
+        questions,
+        store=Store.open(),
+        model=model,
+    )
+    assert model.calls == len(replies), "every scripted reply is used, no more"
+    return result.records
+
+
+def test_standard_answers_directly_and_is_recorded(eval_data: EvalData, replay: Replay) -> None:
+    records = run(
+        eval_data, replay, "standard", ["Answer: yes", "Answer: Richard Milhous Nixon"], limit=2
+    )
+    assert [r.answer for r in records] == ["yes", "Richard Milhous Nixon"]
+    assert [r.em for r in records] == [1.0, 0.0]
+    assert records[1].f1 == pytest.approx(0.8)
+    assert [r.steps for r in records] == [1, 1]
+    stored = Store.open().get_run(records[1].run_ids[0])
+    assert stored.task == "Who was Milhouse named after?"
+    first_turns = stored.steps[0].model_input
+    assert first_turns[0]["content"].startswith("[STANDARD]")
+    assert first_turns[1]["content"] == "Question: Who was Milhouse named after?"
+
+
+def test_cot_stops_at_the_next_example(eval_data: EvalData, replay: Replay) -> None:
+    reply = "Thought: Both are American.\nAnswer: yes\nQuestion: Who else?\nThought: x\nAnswer: no"
+    (record,) = run(eval_data, replay, "cot", [reply])
+    assert record.answer == "yes" and record.em == 1.0 and record.parse_failures == 0
+
+
+def test_standard_takes_an_unlabelled_reply_but_counts_the_parse_error(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    (record,) = run(eval_data, replay, "standard", ["Yes.\nThey are both American."])
+    assert record.answer == "Yes." and record.em == 1.0 and record.status == "finished"
+    assert record.parse_failures == 1
+
+
+def test_cot_without_an_answer_line_has_no_answer(eval_data: EvalData, replay: Replay) -> None:
+    (record,) = run(eval_data, replay, "cot", ["They are both American, I think."])
+    assert record.answer is None and record.status == "no_answer"
+    assert record.parse_failures == 1 and record.em == 0.0
+
+
+def test_cot_sc_majority_vote(eval_data: EvalData, replay: Replay) -> None:
+    answers = ["Answer: yes", "Answer: no", "Answer: Yes.", "Answer: no", "Answer: yes!"]
+    (record,) = run(eval_data, replay, "cot-sc", answers, samples=5)
+    assert record.answer == "yes" and record.votes == 3 and record.samples == 5
+    assert record.model_calls == 5 and len(record.run_ids) == 5
+    roles = [json.loads(json.dumps(Store.open().get_run(i).task)) for i in record.run_ids]
+    assert len(roles) == 5
+
+
+def test_act_uses_the_wiki_tools_without_thoughts(eval_data: EvalData, replay: Replay) -> None:
+    replies = [
+        "Action 1: Search[Milhouse]",
+        "Action 2: Lookup[named after]",
+        "Action 3: Finish[Richard Nixon]",
+    ]
+    (record,) = run(eval_data, replay, "act", replies, start=1)
+    assert record.answer == "Richard Nixon" and record.em == 1.0 and record.steps == 3
+    steps = Store.open().get_run(record.run_ids[0]).steps
+    assert (
+        steps[0].observation == "Milhouse is a character. Milhouse was named after Richard Nixon."
+    )
+    assert steps[1].observation == "(Result 1 / 1) Milhouse was named after Richard Nixon."
+    # the paper's numbered format: the observation goes back as "Observation 1: ..."
+    sent = steps[1].model_input[-1]["content"]
+    assert sent.startswith("Observation 1:") and "Milhouse is a character" in sent
+
+
+def test_react_counts_parse_failures_and_cuts_invented_observations(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    replies = [
+        "I guess they are both American.",
+        "Thought 2: Check.\nAction 2: Search[Ed Wood]\nObservation 2: Ed Wood was French.",
+        "Thought 3: Both American.\nAction 3: Finish[yes]",
+    ]
+    (record,) = run(eval_data, replay, "react", replies)
+    assert record.answer == "yes" and record.parse_failures == 1 and record.steps == 3
+    step = Store.open().get_run(record.run_ids[0]).steps[1]
+    assert step.observation is not None and "American filmmaker" in step.observation
+
+
+def test_react_out_of_steps_has_no_answer(eval_data: EvalData, replay: Replay) -> None:
+    replies = ["Thought 1: a\nAction 1: Search[Ed Wood]", "Thought 2: b\nAction 2: Search[Nope]"]
+    (record,) = run(eval_data, replay, "react", replies, max_steps=2)
+    assert record.status == "no_answer" and record.answer is None and record.fallback is None
+
+
+def test_react_cot_sc_falls_back_when_react_has_no_answer(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    replies = [
+        "Thought 1: a\nAction 1: Search[Ed Wood]",
+        "Thought 2: b\nAction 2: Lookup[born]",
+        "Thought: He was born in 1924.\nAnswer: 1924",
+        "Thought: Maybe 1925.\nAnswer: 1925",
+        "Thought: 1924.\nAnswer: 1924",
+    ]
+    (record,) = run(eval_data, replay, "react-cot-sc", replies, start=2, max_steps=2, samples=3)
+    assert record.fallback == "cot-sc" and record.answer == "1924" and record.em == 1.0
+    assert record.votes == 2 and record.samples == 3
+    assert record.steps == 5 and len(record.run_ids) == 4
+
+
+def test_react_cot_sc_keeps_a_react_answer(eval_data: EvalData, replay: Replay) -> None:
+    replies = ["Thought 1: a\nAction 1: Search[Ed Wood]", "Thought 2: b\nAction 2: Finish[1924]"]
+    (record,) = run(eval_data, replay, "react-cot-sc", replies, start=2, samples=3)
+    assert record.fallback is None and record.answer == "1924" and record.votes is None
+
+
+@pytest.mark.parametrize(
+    ("answers", "falls_back"),
+    [
+        (["x", "x", "y", "z"], False),  # 2 of 4 votes: not fewer than n/2
+        (["x", "x", "y", "z", "w"], True),  # 2 of 5: fewer than 2.5
+        (["x", "x", "x", "z", "w"], False),  # 3 of 5
+        (["x", "y", "z"], True),  # 1 of 3
+    ],
+)
+def test_cot_sc_react_vote_threshold(
+    eval_data: EvalData, replay: Replay, answers: list[str], falls_back: bool
+) -> None:
+    replies = [f"Thought: t\nAnswer: {a}" for a in answers]
+    if falls_back:
+        replies += [
+            "Thought 1: s\nAction 1: Search[Ed Wood]",
+            "Thought 2: f\nAction 2: Finish[1924]",
+        ]
+    (record,) = run(eval_data, replay, "cot-sc-react", replies, start=2, samples=len(answers))
+    votes = max(answers.count(a) for a in answers)
+    assert record.votes == votes and record.samples == len(answers)
+    if falls_back:
+        assert record.fallback == "react" and record.answer == "1924" and record.em == 1.0
+        assert len(record.run_ids) == len(answers) + 1
+    else:
+        assert record.fallback is None and record.answer == "x"
+        assert len(record.run_ids) == len(answers)
+
+
+def test_a_model_error_is_recorded_and_does_not_trigger_a_fallback(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    (record,) = run(eval_data, replay, "react-cot-sc", ["Thought 1: a\nAction 1: Search[Ed Wood]"])
+    assert record.status == "error" and record.fallback is None and record.answer is None
+    assert record.error is not None and "no reply left" in record.error
+
+
+def test_fever_accuracy_with_label_normalisation(eval_data: EvalData, replay: Replay) -> None:
+    replies = ["Answer: Supported.", "Answer: REFUTES", "Answer: supports"]
+    (record,) = run(eval_data, replay, "cot-sc", replies, benchmark="fever", samples=3)
+    assert record.answer == "Supported." and record.votes == 2 and record.em == 1.0
+    replies = ["Thought 1: no\nAction 1: Finish[refuted]"]
+    (record,) = run(eval_data, replay, "react", replies, benchmark="fever", start=1)
+    assert record.em == 1.0 and record.f1 == 1.0
