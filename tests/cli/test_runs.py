@@ -80,7 +80,8 @@ def _record(run_id: str, started_at: float, *, task: str, finish: bool = True) -
 
 
 @pytest.fixture
-def logged(tao_home: Path) -> dict[str, RunResult]:
+def logged(tao_home: Path, store_backend: str) -> dict[str, RunResult]:
+    """Two runs in the run log; every test using it runs on SQLite and on PostgreSQL."""
     return {
         "old": _record("0193a0000001aaaa", 1_700_000_000.0, task="Old task about cats"),
         "new": _record("0193b0000002bbbb", 1_700_000_100.0, task=f"What is 17 * 23 + 4? {MARKUP}"),

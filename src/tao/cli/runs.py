@@ -84,7 +84,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
     console = _console()
     if not summaries:
         which = f" with status {status}" if status else ""
-        console.print(Text(f"No runs{which} in {store.path} yet."), style="dim")
+        console.print(Text(f"No runs{which} in {store.where} yet."), style="dim")
         return
     rows = [
         [

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from tao.store.schema import RUNNING
 from tao.trace import RunResult, Status, Step, StepKind
@@ -46,6 +45,29 @@ SELECT_STEPS = """
                 AND m.step_index = s.idx ORDER BY m.id DESC LIMIT 1) AS reply
     FROM steps s WHERE s.run_id = ? ORDER BY s.idx
 """
+
+
+class Row(Protocol):
+    """A result row readable by column name and by position (``sqlite3.Row`` and the like)."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the run log uses."""
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """A connection taking ``?`` placeholders: ``sqlite3.Connection``, or the PostgreSQL
+    adapter in :mod:`tao.store.postgres`; the run log's SQL is written once for both."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
 
 
 @dataclass(frozen=True)
@@ -100,7 +122,7 @@ def process_gone(pid: int | None, host: str | None) -> bool:
     return False
 
 
-def summary_from_row(row: sqlite3.Row) -> RunSummary:
+def summary_from_row(row: Row) -> RunSummary:
     status = row["status"]
     if status == RUNNING and process_gone(row["pid"], row["host"]):
         status = INTERRUPTED
@@ -125,7 +147,7 @@ def summary_from_row(row: sqlite3.Row) -> RunSummary:
     )
 
 
-def step_from_row(row: sqlite3.Row) -> Step:
+def step_from_row(row: Row) -> Step:
     arguments = row["arguments"]
     return Step(
         index=row["idx"],
@@ -147,7 +169,7 @@ def step_from_row(row: sqlite3.Row) -> Step:
     )
 
 
-def insert_step(conn: sqlite3.Connection, result: RunResult, step: Step, *, replace: bool) -> None:
+def insert_step(conn: Connection, result: RunResult, step: Step, *, replace: bool) -> None:
     """Write one step and the model call behind it; ``replace=False`` keeps an existing one."""
     key = (result.run_id, step.index)
     if (
@@ -158,10 +180,18 @@ def insert_step(conn: sqlite3.Connection, result: RunResult, step: Step, *, repl
     now = time.time()
     conn.execute(
         """
-        INSERT OR REPLACE INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
+        INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
             observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
             output_tokens, evaluated_tokens, call_index, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (run_id, idx) DO UPDATE SET
+            kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
+            argument = excluded.argument, arguments = excluded.arguments,
+            observation = excluded.observation, duration_s = excluded.duration_s,
+            model_duration_s = excluded.model_duration_s,
+            tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
+            output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
+            call_index = excluded.call_index, created_at = excluded.created_at
         """,
         (
             *key,
@@ -202,9 +232,7 @@ def insert_step(conn: sqlite3.Connection, result: RunResult, step: Step, *, repl
     )
 
 
-def ensure_run(
-    conn: sqlite3.Connection, result: RunResult, config: Mapping[str, Any] | None
-) -> None:
+def ensure_run(conn: Connection, result: RunResult, config: Mapping[str, Any] | None) -> None:
     """Insert the run's row if ``begin_run`` was never called (a late or partial observer)."""
     conn.execute(
         """

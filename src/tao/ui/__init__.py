@@ -1,0 +1,19 @@
+"""``tao ui``: a local web page for the run log and its pending approvals (SPEC M3, S3).
+
+    from tao.store import Store
+    from tao.ui import UiServer
+
+    server = UiServer(Store.open(), port=8765)    # 127.0.0.1 only
+    print(server.url)
+    server.serve_forever()
+
+:mod:`tao.ui.server` routes and guards requests, :mod:`tao.ui.pages` renders
+(and escapes) HTML, :mod:`tao.ui.approval` records decisions and resumes runs,
+:mod:`tao.ui.assets` holds the stylesheet and the live-update script.
+"""
+
+from __future__ import annotations
+
+from tao.ui.server import UiServer
+
+__all__ = ["UiServer"]

@@ -1,0 +1,167 @@
+"""Approve or deny a paused run from the web page, exactly as the CLI does (SPEC S3, M3).
+
+    Approve  =  tao runs approve RUN_ID   then   tao resume RUN_ID   (in the background)
+    Deny     =  tao runs deny RUN_ID --reason TEXT   then   tao resume RUN_ID
+
+The decision is recorded by :func:`tao.approvals.approve_run` / ``deny_run`` (the
+functions behind those commands), then ``python -m tao resume RUN_ID`` runs as a
+child process with no terminal, so a resumed run that reaches another
+dangerous call pauses again instead of blocking the server. The child's output
+goes to a temporary file; if it fails, the last lines are shown on the run's page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import IO, Any
+
+from tao import approvals
+from tao.store import Store
+from tao.trace import RunResult
+
+_FAILURE_CHARS = 2_000
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """One call a paused run waits on, as a person needs to judge it."""
+
+    action: str
+    effects: str
+    preview: str | None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A run paused with status ``awaiting_approval``, the calls it waits on, and the
+    model's reply that asked for them (its Thought says why)."""
+
+    run_id: str
+    task: str
+    calls: tuple[PendingCall, ...]
+    reply: str | None = None
+    #: A decision already recorded (``tao runs approve`` without ``tao resume`` yet).
+    decided: str | None = None
+
+
+def describe(call: dict[str, Any]) -> PendingCall:
+    """``write_file(path='out/a.txt', content='…')`` with its effects and preview (a diff)."""
+    tool = str(call.get("tool") or "?")
+    arguments = call.get("arguments")
+    if isinstance(arguments, dict):
+        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+        action = f"{tool}({shown})"
+    else:
+        action = f"{tool}[{arguments}]" if arguments is not None else tool
+    effects = ", ".join(str(effect) for effect in call.get("effects") or [])
+    preview = call.get("preview")
+    return PendingCall(action, effects, None if preview is None else str(preview))
+
+
+def pending_of(store: Store, result: RunResult) -> Pending | None:
+    """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``."""
+    if str(result.status) != "awaiting_approval" or not result.pending:
+        return None
+    state = store.load_state(result.run_id) or {}
+    reply = state.get("reply")
+    text = reply.get("text") if isinstance(reply, dict) else None
+    calls = tuple(describe(c) for c in result.pending)
+    decided = None
+    decisions = list((state.get("decisions") or {}).values())
+    if decisions:
+        decided = "approved" if all(d is True for d in decisions) else "denied"
+    reply_text = text if isinstance(text, str) else None
+    return Pending(result.run_id, result.task, calls, reply_text, decided)
+
+
+def all_pending(store: Store, limit: int = 50) -> list[Pending]:
+    """Every run waiting for a person, newest first."""
+    found = []
+    for summary in store.list_runs(limit=limit, status="awaiting_approval"):
+        item = pending_of(store, store.get_run(summary.run_id))
+        if item is not None:
+            found.append(item)
+    return found
+
+
+@dataclass
+class _Child:
+    process: subprocess.Popen[bytes]
+    output: IO[bytes]
+
+
+class Resumer:
+    """Records decisions and resumes runs in child processes; thread-safe."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._children: dict[str, _Child] = {}
+        self._failures: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def decide(self, run_id: str, *, approve: bool, reason: str | None = None) -> str:
+        """Record the decision (raises :class:`tao.TaoError` if the run is not waiting),
+        then resume the run in the background. Returns the full run id."""
+        if approve:
+            run_id = approvals.approve_run(run_id, store=self.store)
+        else:
+            run_id = approvals.deny_run(run_id, reason, store=self.store)
+        self._start(run_id)
+        return run_id
+
+    def _start(self, run_id: str) -> None:
+        with self._lock:
+            self._reap()
+            if run_id in self._children:
+                return  # already resuming; the decision is read from the log
+            output = tempfile.TemporaryFile()  # noqa: SIM115 - closed when the child is reaped
+            process = subprocess.Popen(
+                [sys.executable, "-m", "tao", "resume", run_id, "--no-input"],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "NO_COLOR": "1"},
+                start_new_session=True,  # Ctrl+C on `tao ui` does not cut a resumed run short
+            )
+            self._failures.pop(run_id, None)
+            self._children[run_id] = _Child(process, output)
+
+    def busy(self, run_id: str) -> bool:
+        """Whether a resume of this run is still running."""
+        with self._lock:
+            self._reap()
+            return run_id in self._children
+
+    def failure(self, run_id: str) -> str | None:
+        """The end of a failed resume's output, to show on the run's page."""
+        with self._lock:
+            self._reap()
+            return self._failures.get(run_id)
+
+    def _reap(self) -> None:
+        for run_id, child in list(self._children.items()):
+            code = child.process.poll()
+            if code is None:
+                continue
+            del self._children[run_id]
+            child.output.seek(0)
+            text = child.output.read().decode("utf-8", "replace").strip()
+            child.output.close()
+            if code != 0 and ("Traceback" in text or text.startswith("Error")):
+                self._failures[run_id] = f"resuming failed (exit {code}): {text[-_FAILURE_CHARS:]}"
+
+    def wait(self, timeout: float) -> None:
+        """Let resumes finish (tests, shutdown); those still running are left running."""
+        with self._lock:
+            children = list(self._children.values())
+        for child in children:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.process.wait(timeout)
+        with self._lock:
+            self._reap()

@@ -1,0 +1,305 @@
+"""HTML of ``tao ui``: the run list, one run's steps, pending approvals (SPEC M3, S3).
+
+Every piece of text that came from a run (task, thought, argument, observation,
+model input, error) goes through :func:`html.escape` here and nowhere else is
+HTML built, so a tool output holding ``<script>`` shows as text. The page looks
+like ``tao runs show``: thought quiet, action highlighted, observation boxed,
+errors red. Styles and script are served from ``/static/`` (see
+:mod:`tao.ui.assets`), so the Content-Security-Policy can forbid inline script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from html import escape
+from urllib.parse import quote
+
+from tao.cli.render import format_action, format_seconds, format_time
+from tao.protocol.labels import LABELS, Labels
+from tao.store import RunSummary
+from tao.trace import RunResult, Step, StepKind
+from tao.ui.approval import Pending
+
+#: Statuses whose page keeps polling for news.
+LIVE_STATUSES = frozenset({"running", "awaiting_approval"})
+
+_ERROR_KINDS = {StepKind.PARSE_ERROR, StepKind.UNKNOWN_TOOL, StepKind.MODEL_ERROR}
+_KIND_NOTES = {
+    StepKind.PARSE_ERROR: "no action could be read",
+    StepKind.UNKNOWN_TOOL: "unknown tool",
+    StepKind.MODEL_ERROR: "model error",
+}
+_STATUS_WORDS = {"awaiting_approval": "awaiting approval", "max_steps": "max steps"}
+
+
+def e(text: object) -> str:
+    """Escape anything for HTML text and attribute values (quotes included)."""
+    return escape(str(text), quote=True)
+
+
+def run_url(run_id: str, suffix: str = "") -> str:
+    return f"/runs/{quote(run_id, safe='')}{suffix}"
+
+
+def badge(status: str) -> str:
+    word = _STATUS_WORDS.get(status, status)
+    return f'<span class="badge s-{e(status)}">{e(word)}</span>'
+
+
+def version_of(body: str) -> str:
+    """A short fingerprint of a rendered body: the live script swaps it in when it changes."""
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def layout(title: str, body: str, *, csrf: str, where: str, live_url: str | None) -> str:
+    """A whole page; ``live_url`` makes :mod:`tao.ui.assets`' script poll for updates."""
+    live = f' data-live="{e(live_url)}" data-version="{version_of(body)}"' if live_url else ""
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="{e(csrf)}">
+<title>{e(title)} · tao</title>
+<link rel="stylesheet" href="/static/app.css">
+<script src="/static/app.js" defer></script>
+</head>
+<body>
+<header class="top">
+  <a class="brand" href="/"><span class="logo">tao</span> runs</a>
+  <span class="where" title="run log">{e(where)}</span>
+</header>
+<main id="live"{live}>
+{body}
+</main>
+</body>
+</html>
+"""
+
+
+# -- the run list -----------------------------------------------------------------------
+
+
+def index_body(
+    summaries: list[RunSummary],
+    prefixes: dict[str, str],
+    pending: list[Pending],
+    *,
+    csrf: str,
+) -> str:
+    """Pending approvals first (they block a run), then the most recent runs."""
+    parts = []
+    if pending:
+        parts.append(f'<section class="approvals"><h2>Waiting for you ({len(pending)})</h2>')
+        parts.extend(approval_card(item, csrf=csrf, link=True) for item in pending)
+        parts.append("</section>")
+    parts.append("<section><h2>Runs</h2>")
+    if not summaries:
+        parts.append('<p class="empty">No runs yet. Start one with <code>tao run "…"</code>.</p>')
+    else:
+        parts.append(
+            '<table class="runs"><thead><tr><th>ID</th><th>Started</th><th>Status</th>'
+            '<th class="num">Steps</th><th class="num">Tokens</th><th>Model</th>'
+            "<th>Task</th></tr></thead><tbody>"
+        )
+        parts.extend(_run_row(s, prefixes.get(s.run_id, s.run_id)) for s in summaries)
+        parts.append("</tbody></table>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _run_row(summary: RunSummary, prefix: str) -> str:
+    link = run_url(summary.run_id)
+    return (
+        f'<tr data-run="{e(summary.run_id)}">'
+        f'<td><a class="id" href="{e(link)}">{e(prefix)}</a></td>'
+        f'<td class="when">{e(format_time(summary.started_at, seconds=False))}</td>'
+        f"<td>{badge(summary.status)}</td>"
+        f'<td class="num">{summary.steps}</td><td class="num">{summary.tokens:,}</td>'
+        f'<td class="model" title="{e(summary.model)}">{e(summary.model)}</td>'
+        f'<td class="task"><a href="{e(link)}">{e(summary.task)}</a></td></tr>'
+    )
+
+
+# -- approvals ----------------------------------------------------------------------------
+
+
+def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
+    """The calls a run waits on, with Approve and Deny (with a reason) buttons."""
+    title = f'<a href="{e(run_url(item.run_id))}">{e(item.task)}</a>' if link else e(item.task)
+    calls = "\n".join(
+        f'<div class="call"><span class="effects">{e(call.effects or "side effects")}</span>'
+        f'<code class="action">{e(call.action)}</code></div>'
+        + (f'<pre class="preview">{e(call.preview)}</pre>' if call.preview else "")
+        for call in item.calls
+    )
+    reply = (
+        f'<details class="reply" data-key="reply-{e(item.run_id)}"><summary>What the model '
+        f"wrote</summary><pre>{e(item.reply)}</pre></details>"
+        if item.reply
+        else ""
+    )
+    if item.decided:
+        reply += (
+            f'<p class="decided">Already {e(item.decided)}; it continues with '
+            f"<code>tao resume {e(item.run_id)}</code>, or decide again here to resume it "
+            "now.</p>"
+        )
+    token = f'<input type="hidden" name="csrf" value="{e(csrf)}">'
+    return f"""<div class="approval" data-run="{e(item.run_id)}">
+  <div class="approval-head"><span class="label">Approval needed</span>
+    <span class="approval-task">{title}</span></div>
+  {calls}
+  {reply}
+  <div class="buttons">
+    <form method="post" action="{e(run_url(item.run_id, "/approve"))}">{token}
+      <button type="submit" class="approve">Approve</button></form>
+    <form method="post" action="{e(run_url(item.run_id, "/deny"))}" class="deny-form">{token}
+      <input type="text" name="reason" maxlength="2000" placeholder="Reason (optional)"
+             aria-label="Reason for denying">
+      <button type="submit" class="deny">Deny</button></form>
+  </div>
+</div>"""
+
+
+# -- one run -----------------------------------------------------------------------------
+
+
+def run_body(
+    summary: RunSummary,
+    result: RunResult,
+    pending: Pending | None,
+    *,
+    csrf: str,
+    note: str | None = None,
+) -> str:
+    """Header, the pending call (if any), every step, and how the run ended."""
+    labels = LABELS.get(result.lang, LABELS["en"])
+    usage = result.usage
+    cost = (
+        f"{len(result.steps)} steps · {usage.model_calls} model calls · "
+        f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    )
+    if summary.status not in ("running", "interrupted", "awaiting_approval"):
+        cost += f" · {format_seconds(summary.duration_s)}"
+    parts = [
+        f"""<section class="run-head" data-status="{e(summary.status)}">
+  <h1>{e(result.task)}</h1>
+  <div class="meta">{badge(summary.status)}
+    <span><span class="k">run</span> <code>{e(result.run_id)}</code></span>
+    <span><span class="k">model</span> {e(result.model)}</span>
+    <span><span class="k">lang</span> {e(result.lang)}</span>
+    <span><span class="k">started</span> {e(format_time(result.started_at))}</span></div>
+  <div class="cost">{e(cost)}</div>
+</section>"""
+    ]
+    if note:
+        parts.append(f'<p class="note">{e(note)}</p>')
+    if pending is not None:
+        parts.append(approval_card(pending, csrf=csrf))
+    parts.append('<section class="steps">')
+    parts.extend(step_html(step, labels) for step in result.steps)
+    if summary.status == "running":
+        parts.append('<div class="thinking">running…</div>')
+    parts.append("</section>")
+    parts.append(_ending(summary, result, labels))
+    return "\n".join(parts)
+
+
+def _ending(summary: RunSummary, result: RunResult, labels: Labels) -> str:
+    parts = ['<section class="ending">']
+    if result.answer is not None and summary.status not in LIVE_STATUSES:
+        parts.append(
+            f'<div class="answer"><span class="label">{e(labels.answer)}</span>'
+            f"<pre>{e(result.answer)}</pre></div>"
+        )
+    if result.stop_reason:
+        parts.append(f'<p class="budget">budget spent: {e(result.stop_reason)}</p>')
+    if result.error and summary.status != "running":
+        parts.append(f'<p class="error"><b>Error:</b> {e(result.error)}</p>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def step_html(step: Step, labels: Labels) -> str:
+    """One Thought → Action → Observation round, like a step of ``tao runs show``."""
+    failed = step.kind in _ERROR_KINDS
+    note = _KIND_NOTES.get(step.kind)
+    head = f'<span class="n">#{step.index}</span>' + (
+        f' <span class="kind">{e(note)}</span>' if note else ""
+    )
+    parts = [f'<article class="step{" failed" if failed else ""}" id="step-{step.index}">',
+             f'<div class="step-head">{head}</div>']  # fmt: skip
+    if step.thought:
+        parts.append(
+            f'<p class="thought"><span class="label">{e(labels.thought)}</span> '
+            f"{e(step.thought)}</p>"
+        )
+    if step.kind is StepKind.FINAL:
+        parts.append(
+            f'<p class="final"><span class="label">{e(labels.answer)}</span> '
+            f"<code>{e(step.argument or '')}</code></p>"
+        )
+    elif step.tool is not None:
+        rest = format_action(step)[len(step.tool) :]
+        parts.append(
+            f'<p class="action"><span class="label">{e(labels.action)}</span> '
+            f"<code><b>{e(step.tool)}</b>{e(rest)}</code></p>"
+        )
+    elif step.kind is StepKind.PARSE_ERROR:
+        parts.append(f'<p class="action bad"><span class="label">{e(labels.action)}</span> –</p>')
+    if step.observation is not None and step.kind is not StepKind.FINAL:
+        bad = failed or step.observation.startswith("Error")
+        parts.append(
+            f'<div class="observation{" bad" if bad else ""}">'
+            f'<span class="label">{e(labels.observation)}</span>'
+            f"<pre>{e(step.observation)}</pre></div>"
+        )
+    parts.append(f'<div class="costs">{e(_costs(step))}</div>')
+    parts.append(_model_io(step))
+    parts.append("</article>")
+    return "\n".join(parts)
+
+
+def _costs(step: Step) -> str:
+    parts = [format_seconds(step.duration_s)]
+    if step.model_duration_s or step.tool_duration_s:
+        parts.append(f"model {format_seconds(step.model_duration_s)}")
+        if step.tool_duration_s:
+            parts.append(f"tool {format_seconds(step.tool_duration_s)}")
+    tokens = f"{step.input_tokens:,} in / {step.output_tokens:,} out tokens"
+    if step.evaluated_tokens is not None and step.evaluated_tokens != step.input_tokens:
+        tokens += f" ({step.evaluated_tokens:,} evaluated)"
+    parts.append(tokens)
+    return " · ".join(parts)
+
+
+def _model_io(step: Step) -> str:
+    """What the model saw and said, folded away until asked for."""
+    count = len(step.model_input)
+    messages = "\n".join(
+        f'<div class="msg"><span class="role">{e(m.get("role", "?"))}</span>'
+        f"<pre>{e(_content(m.get('content')))}</pre></div>"
+        for m in step.model_input
+    )
+    return (
+        f'<details class="model-io" data-key="io-{step.index}">'
+        f"<summary>Model input ({count} message{'' if count == 1 else 's'}) and reply</summary>"
+        f'{messages}<div class="msg reply"><span class="role">reply</span>'
+        f"<pre>{e(step.model_output)}</pre></div></details>"
+    )
+
+
+def _content(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, indent=2)
+
+
+def message_page(title: str, message: str, *, back: str) -> str:
+    """The body of a small error or notice page."""
+    return (
+        f'<section class="notice"><h1>{e(title)}</h1><p>{e(message)}</p>'
+        f'<p><a href="{e(back)}">Back</a></p></section>'
+    )
