@@ -26,8 +26,8 @@ Approver = Callable[[Tool, dict[str, Any]], "bool | str"]
 
 
 def call_tool(tool: Tool, arguments: dict[str, Any]) -> str:
-    """The default executor: validate and run the Python function."""
-    return tool.invoke(arguments)
+    """The default executor: run the function; ``prepare`` has validated the arguments."""
+    return tool.call(arguments)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     # PEM private keys, whole block (RSA, EC, OPENSSH, PGP, ...).
     re.compile(
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-        r".*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
-        re.S,
+        r"(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
     ),
     re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),  # Anthropic
     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI
@@ -35,6 +34,8 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),  # Stripe
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
 )
+#: All of the above in one pass over the text (tool output can be long).
+_SECRET = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
 # Keep the label, hide the value: "Authorization: Bearer X", "aws_secret_access_key = X".
 _LABELLED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{8,}=*"),
@@ -53,8 +54,7 @@ _LABELLED: tuple[re.Pattern[str], ...] = (
 
 def redact(text: str) -> str:
     """Replace every secret-shaped substring of ``text`` by ``[REDACTED]``."""
-    for pattern in _PATTERNS:
-        text = pattern.sub(REDACTED, text)
+    text = _SECRET.sub(REDACTED, text)
     for labelled in _LABELLED:
         text = labelled.sub(_keep_label, text)
     return text

@@ -97,12 +97,15 @@ def _patterns(labels: Labels) -> _Patterns:
     )
 
 
+_EMPHASIS = re.compile(r"[`*_]*")
 # name[argument] or name(argument); the name may be wrapped in emphasis or backticks.
 _CALL_HEAD = re.compile(r"[`*_\s]*([^\W\d][\w.\-]*)\s*([\[(])", re.U)
 
 
 def strip_thinking(text: str) -> str:
     """Drop ``<think>`` blocks: an Action inside a reasoning block is not an action (L10)."""
+    if "think" not in text.lower():
+        return text  # the common case: nothing to strip, no regex to run
     text = _THINK_BLOCK.sub("", text)
     text = _THINK_CLOSE.sub("", text) if re.search(r"</think", text, re.I) else text
     return _THINK_OPEN.sub("", text)
@@ -178,8 +181,8 @@ def _find_action(
         if end is None:
             continue
         argument = text[head.end() : end]
-        tail = re.match(r"[`*_]*", text[end + 1 :])
-        stop = end + 1 + (tail.end() if tail else 0)
+        tail = _EMPHASIS.match(text, end + 1)
+        stop = tail.end() if tail else end + 1
         return label.start(), stop, tool, argument, "bracket" if opener == "[" else "call"
     return None
 

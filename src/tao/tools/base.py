@@ -122,7 +122,11 @@ class Tool:
 
     def invoke(self, arguments: dict[str, Any]) -> str:
         """Validate and run; the result is text for the Observation. May raise."""
-        result = self.fn(**self.validate(arguments))
+        return self.call(self.validate(arguments))
+
+    def call(self, validated: dict[str, Any]) -> str:
+        """Run with arguments :meth:`validate` already returned (the loop validates first)."""
+        result = self.fn(**validated)
         return result if isinstance(result, str) else _to_text(result)
 
 
