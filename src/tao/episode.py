@@ -112,7 +112,7 @@ def episode(
     while True:
         if pending is not None:  # a reply that was waiting for a person, or was interrupted
             index, reply, model_s = int(saved["step"]), _completion(pending), 0.0
-            sent, state = [dict(m) for m in messages], dict(saved)
+            sent, state = list(messages), dict(saved)
             pending = None
         else:
             spent = cfg.budget.exhausted(result.usage.model_calls, started, result.usage)
@@ -120,7 +120,7 @@ def episode(
                 result.status, result.stop_reason = Status.MAX_STEPS, spent
                 return
             index = len(result.steps) + 1
-            sent = [dict(m) for m in messages]
+            sent = list(messages)  # messages are never edited once appended: a snapshot
             asked = time.perf_counter()
             answer = yield ModelRequest(index, sent, _stops(cfg, index), cfg.grammar, specs)
             if isinstance(answer, ModelFailure):
