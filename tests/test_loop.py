@@ -96,7 +96,7 @@ def test_unparseable_reply_gets_a_reminder_in_the_active_language_L4_L8(replay: 
     result = agent(script, lang="sv").run("Vad är 12*12?")
     reminder = result.steps[0].observation or ""
     assert result.steps[0].kind is StepKind.PARSE_ERROR
-    assert "Tanke: ...\nHandling: tool[argument]" in reminder
+    assert "Tanke: ...\nHandling: <tool name>[<argument>]" in reminder
     assert "Svara i exakt detta format" in reminder
     assert result.steps[1].model_input[-1] == {
         "role": "user",

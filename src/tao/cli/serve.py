@@ -1,0 +1,73 @@
+"""``tao serve``: the embedded model behind an OpenAI-compatible API (SPEC M5, L3).
+
+tao serve --model local --port 8000
+tao run "What is 17 * 23 + 4?" --model openai:local --base-url http://127.0.0.1:8000/v1
+"""
+
+from __future__ import annotations
+
+import click
+
+from tao.errors import TaoError
+
+
+@click.command()
+@click.option(
+    "-m",
+    "--model",
+    "model_spec",
+    default="local",
+    show_default=True,
+    help="local or local:PATH.gguf",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; the default accepts connections from this machine only.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(min=0, max=65535),
+    default=8000,
+    show_default=True,
+    help="Port to listen on (0 picks a free one and prints it).",
+)
+@click.option(
+    "--n-ctx",
+    type=click.IntRange(min=512),
+    default=None,
+    help="Context window in tokens (default 8192).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="CPU threads (default: all available cores).",
+)
+@click.option("--quiet", is_flag=True, help="Do not log each request.")
+def serve(
+    model_spec: str, host: str, port: int, n_ctx: int | None, threads: int | None, quiet: bool
+) -> None:
+    """Serve a local model at /v1/models and /v1/chat/completions."""
+    from pathlib import Path
+
+    from tao.models.local import DEFAULT_N_CTX, LocalModel
+    from tao.serve import serve_forever
+
+    kind, _, rest = model_spec.strip().partition(":")
+    if kind != "local":
+        raise click.UsageError(f"only local models can be served, got {model_spec!r}")
+    try:
+        model = LocalModel(
+            Path(rest).expanduser() if rest else None,
+            n_ctx=n_ctx or DEFAULT_N_CTX,
+            n_threads=threads,
+        )
+    except TaoError as error:
+        raise click.ClickException(str(error)) from error
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(
+            f"warning: listening on {host}; anyone who can reach it can use the model", err=True
+        )
+    serve_forever(model, host, port, quiet=quiet)

@@ -1,0 +1,267 @@
+"""The embedded offline model: a GGUF file run on the CPU by llama.cpp (SPEC M5).
+
+``--model local`` is the verified default model from the install cache
+(``python -m tao.models.install``); ``--model local:PATH.gguf`` is any GGUF file.
+
+One ``llama_cpp.Llama`` object is kept per process per model file, so the
+steps of an episode share its KV cache: the transcript only grows, and each
+call prefills only the tokens after the longest common prefix with the
+previous prompt. :attr:`Completion.evaluated_tokens` reports that number.
+
+    model = LocalModel()
+    reply = model.complete(
+        [{"role": "user", "content": "Say hi"}], stop=["Observation:"], max_tokens=16
+    )
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tao.errors import ModelError, ModelUnavailableError
+from tao.models.base import Completion, Message, OnText, ToolSpec
+from tao.models.install import (
+    MODEL_SHA256,
+    default_model_path,
+    install_command,
+    is_gguf,
+    runtime_is_installed,
+    verify_model,
+)
+
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_N_CTX", "LoadedLlama", "LocalModel", "get_llama"]
+
+#: Room for the paper's 6-shot HotpotQA prompt (~2.5k tokens) plus 7 steps with observations.
+DEFAULT_N_CTX = 8192
+#: A reply is one thought and one action; this only bounds a runaway generation.
+DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass
+class LoadedLlama:
+    """One loaded model, shared by every :class:`LocalModel` (and the server) using it."""
+
+    llama: Any
+    path: Path
+    n_ctx: int
+    n_threads: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Prompt tokens processed by the first ``eval`` of the current call.
+    evaluated: list[int] = field(default_factory=list)
+    grammars: dict[str, Any] = field(default_factory=dict)
+
+    def grammar(self, text: str) -> Any:
+        """Compile (once) and return a ``LlamaGrammar`` for GBNF ``text``."""
+        compiled = self.grammars.get(text)
+        if compiled is None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            from tao.protocol.grammar import check_grammar
+
+            try:
+                check_grammar(text)
+            except ValueError as error:
+                raise ModelError(f"invalid GBNF grammar: {error}") from error
+            compiled = LlamaGrammar.from_string(text, verbose=False)
+            if len(self.grammars) > 64:
+                self.grammars.clear()
+            self.grammars[text] = compiled
+        return compiled
+
+
+_LOADED: dict[Path, LoadedLlama] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _default_threads() -> int:
+    """``$TAO_THREADS`` if set, else every core this process may run on."""
+    override = os.environ.get("TAO_THREADS", "")
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _unavailable_runtime() -> ModelUnavailableError:
+    return ModelUnavailableError(
+        "the local model runtime (llama-cpp-python) is not installed; "
+        f"install it with: {install_command()}"
+    )
+
+
+def get_llama(
+    path: Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None
+) -> LoadedLlama:
+    """Return the process-wide loaded model for ``path``, loading it on first use.
+
+    A later call asking for a larger context reloads the model with it.
+    """
+    resolved = path.resolve()
+    threads = n_threads or _default_threads()
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(resolved)
+        if loaded is not None and loaded.n_ctx >= n_ctx:
+            return loaded
+        try:
+            import llama_cpp
+        except ImportError as error:
+            raise _unavailable_runtime() from error
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(resolved),
+                n_ctx=n_ctx,
+                n_batch=512,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as error:
+            raise ModelError(f"cannot load {resolved}: {error}") from error
+        loaded = LoadedLlama(llama=llama, path=resolved, n_ctx=n_ctx, n_threads=threads)
+        _count_prompt_evals(loaded)
+        _LOADED[resolved] = loaded
+        return loaded
+
+
+def _count_prompt_evals(loaded: LoadedLlama) -> None:
+    """Wrap ``Llama.eval`` to record how many prompt tokens each call really processes.
+
+    ``Llama.generate`` evaluates the uncached prompt suffix in its first
+    ``eval`` call, then one generated token per call; the first is what we report.
+    """
+    llama = loaded.llama
+    original: Callable[[Sequence[int]], None] = llama.eval
+
+    def counting_eval(tokens: Sequence[int]) -> None:
+        loaded.evaluated.append(len(tokens))
+        original(tokens)
+
+    llama.eval = counting_eval
+
+
+class LocalModel:
+    """A :class:`tao.models.base.Model` backed by llama.cpp on the CPU.
+
+    ``path=None`` is the embedded default model, which must be installed and
+    pass its sha256 check; any other path must be a GGUF file. With
+    ``reuse_cache=False`` every call starts from an empty context (the naive
+    baseline the benchmark compares against).
+    """
+
+    supports_stop = True
+    supports_grammar = True
+    supports_tools = False
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        reuse_cache: bool = True,
+    ) -> None:
+        if path is None:
+            model_path = default_model_path()
+            self.name = "local"
+        else:
+            model_path = Path(path).expanduser()
+            self.name = f"local:{path}"
+        if not runtime_is_installed():
+            raise _unavailable_runtime()
+        if path is None:
+            if not model_path.is_file():
+                raise ModelUnavailableError(
+                    f"the embedded model is not installed ({model_path}); "
+                    f"install it with: {install_command()}"
+                )
+            if not verify_model(model_path, MODEL_SHA256):
+                raise ModelUnavailableError(
+                    f"the embedded model at {model_path} fails its sha256 check; "
+                    f"reinstall it with: {install_command()} --force"
+                )
+        else:
+            if not model_path.is_file():
+                raise ModelUnavailableError(f"no model file at {model_path}")
+            if not is_gguf(model_path):
+                raise ModelError(f"{model_path} is not a GGUF file (tao loads only GGUF models)")
+        self.path = model_path
+        self.max_tokens = max_tokens
+        self.reuse_cache = reuse_cache
+        self._samples = 0
+        self._loaded = get_llama(model_path, n_ctx=n_ctx, n_threads=n_threads)
+
+    @property
+    def loaded(self) -> LoadedLlama:
+        """The shared llama.cpp model (for the server and benchmarks)."""
+        return self._loaded
+
+    @property
+    def n_ctx(self) -> int:
+        return self._loaded.n_ctx
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        grammar: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Generate the assistant's next reply; see :class:`tao.models.base.Model`.
+
+        At temperature 0 the seed is fixed; above it, each call takes the next seed of
+        a per-model sequence, so samples differ (CoT-SC) yet a run replays identically.
+        """
+        if tools:
+            raise ModelError(
+                f"{self.name} has no native tool calling; use the text protocol, or serve it "
+                "with `tao serve` and use --protocol native through openai:local"
+            )
+        loaded = self._loaded
+        seed = 0
+        if temperature > 0:
+            self._samples += 1
+            seed = self._samples
+        compiled = loaded.grammar(grammar) if grammar else None
+        with loaded.lock:
+            llama = loaded.llama
+            if not self.reuse_cache:
+                llama.reset()
+            loaded.evaluated.clear()
+            try:
+                response = llama.create_chat_completion(
+                    messages=[dict(message) for message in messages],
+                    stop=list(stop),
+                    temperature=temperature,
+                    max_tokens=max_tokens or self.max_tokens,
+                    grammar=compiled,
+                    seed=seed,
+                )
+            except (ValueError, RuntimeError) as error:
+                # e.g. "Requested tokens (9000) exceed context window of 8192"
+                raise ModelError(f"{self.name}: {error}") from error
+            evaluated = loaded.evaluated[0] if loaded.evaluated else 0
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        text = choice["message"].get("content") or ""
+        if on_text is not None and text:
+            on_text(text)
+        return Completion(
+            text=text,
+            input_tokens=int(usage.get("prompt_tokens", 0)),
+            output_tokens=int(usage.get("completion_tokens", 0)),
+            evaluated_tokens=evaluated,
+            finish_reason=choice.get("finish_reason"),
+        )

@@ -1,0 +1,143 @@
+"""A GBNF grammar that makes a ReAct reply well-formed by construction.
+
+Backends that support grammar-constrained decoding (the embedded llama.cpp
+model) can only produce text this grammar accepts: one thought line, then
+either exactly one ``Action: tool[argument]`` naming a tool of this run, or a
+final-answer line. Generation ends right after the closing ``]`` (or at the end
+of the answer line), so the model cannot invent its own Observation.
+
+    >>> from tao.protocol.labels import get_labels
+    >>> print(react_grammar(get_labels("en"), ["calculator"]).splitlines()[0])
+    root ::= thought "\\n" ( action | answer )
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tao.protocol.labels import Labels
+
+__all__ = [
+    "DEFAULT_MAX_ARGUMENT_CHARS",
+    "DEFAULT_MAX_THOUGHT_CHARS",
+    "check_grammar",
+    "gbnf_literal",
+    "react_grammar",
+]
+
+
+def gbnf_literal(text: str) -> str:
+    """Quote ``text`` as a GBNF string literal (UTF-8 passes through as-is)."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+#: Default bounds, in characters, of the thought and of an argument or answer. Together
+#: they stay under the loop's 512-token reply limit even where one character is one token.
+DEFAULT_MAX_THOUGHT_CHARS = 240
+DEFAULT_MAX_ARGUMENT_CHARS = 200
+
+
+def _bounded(item: str, low: int, high: int | None) -> str:
+    if high is None:
+        return f"{item}{'+' if low else '*'}"
+    return f"{item}{{{low},{max(low, high, 1)}}}"
+
+
+def react_grammar(
+    labels: Labels,
+    tool_names: Sequence[str],
+    *,
+    require_thought: bool = True,
+    max_thought_chars: int | None = DEFAULT_MAX_THOUGHT_CHARS,
+    max_argument_chars: int | None = DEFAULT_MAX_ARGUMENT_CHARS,
+) -> str:
+    """Return the GBNF grammar for one ReAct step in the language of ``labels``.
+
+    ``tool_names`` are the tools of this run; ``finish`` is always added.
+    With ``require_thought=False`` (the paper's *Act* strategy) the reply is
+    just the action or answer line.
+
+    ``max_thought_chars`` and ``max_argument_chars`` bound the free text (the
+    answer line shares the argument bound); ``None`` leaves it unbounded. The
+    bounds are what make a well-formed reply certain: a small model at
+    temperature 0 can otherwise repeat itself inside the thought line until
+    ``max_tokens`` cuts it off before any Action.
+    """
+    names: list[str] = []
+    for name in [*tool_names, "finish"]:
+        if name and name not in names:
+            names.append(name)
+    # Longest first: llama.cpp's grammar is a pushdown automaton, so the order
+    # does not change what is accepted, but it keeps the text deterministic.
+    names.sort(key=lambda n: (-len(n), n))
+    tools = " | ".join(gbnf_literal(n) for n in names)
+
+    thought_text = _bounded("[^\\n]", 1, max_thought_chars)
+    argument_text = _bounded("[^\\n\\]]", 0, max_argument_chars)
+    answer_text = _bounded("[^\\n]", 1, max_argument_chars)
+
+    decision = "( action | answer )"
+    root = f'root ::= thought "\\n" {decision}' if require_thought else f"root ::= {decision}"
+    lines = [
+        root,
+        f"thought ::= {gbnf_literal(labels.thought + ': ')} {thought_text}",
+        f'action ::= {gbnf_literal(labels.action + ": ")} tool "[" argument "]"',
+        f"tool ::= {tools}",
+        # Anything but a newline or a closing bracket; may be empty (e.g. ``finish[]``).
+        f"argument ::= {argument_text}",
+        f"answer ::= {gbnf_literal(labels.answer + ': ')} {answer_text}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def check_grammar(text: str) -> None:
+    """Raise :class:`ValueError` unless llama.cpp's GBNF parser accepts ``text``.
+
+    Needs ``llama_cpp`` (the local runtime). ``LlamaGrammar.from_string`` only
+    stores the text; an invalid grammar would surface later as a NULL sampler
+    inside llama.cpp, so callers check first.
+    """
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(None, text.encode("utf-8"), b"root")
+    if not sampler:
+        raise ValueError("llama.cpp could not parse the GBNF grammar (details on stderr)")
+    llama_cpp.llama_sampler_free(sampler)
+
+
+def tool_call_grammar(tool_names: Sequence[str], *, max_thought_chars: int = 300) -> str:
+    """GBNF for one Hermes/Qwen-style tool call, with a short reasoning line before it.
+
+    ``tao serve`` uses it for native tool calling, so a small model that would
+    otherwise describe a call in prose (``Tool call: calculator(...)``) can only
+    write ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a
+    tool of the request, with a JSON object as arguments, or a ``Final Answer:``
+    line (which tao reads as the answer, as it would from any provider).
+    """
+    names = " | ".join(gbnf_literal(f'"{name}"') for name in tool_names)
+    thought = _bounded("[^<\\n]", 1, max_thought_chars)
+    answer = _bounded("[^\\n]", 1, DEFAULT_MAX_ARGUMENT_CHARS)
+    return "\n".join(
+        [
+            "root ::= thought? ( call | answer )",
+            'call ::= "<tool_call>\\n{\\"name\\": " name ", \\"arguments\\": " object '
+            '"}\\n</tool_call>"',
+            f'answer ::= "Final Answer: " {answer}',
+            f'thought ::= {thought} "\\n"',
+            f"name ::= {names}",
+            'object ::= "{" ws ( member ( ws "," ws member )* )? ws "}"',
+            'member ::= string ws ":" ws value',
+            'value ::= object | array | string | number | "true" | "false" | "null"',
+            'array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"',
+            'string ::= "\\"" ( [^"\\\\\\x00-\\x1f] | "\\\\" ["\\\\/bfnrt] ){0,400} "\\""',
+            'number ::= "-"? [0-9]{1,20} ( "." [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,4} )?',
+            "ws ::= [ \\t\\n]{0,4}",
+        ]
+    )

@@ -1,0 +1,166 @@
+"""The embedded model (SPEC M5): a real episode on the CPU, KV-cache reuse, clear errors.
+
+Tests marked ``local_model`` need llama-cpp-python and the verified GGUF in the
+cache (``python -m tao.models.install``); without them they skip and say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao.errors import ModelError, ModelUnavailableError
+from tao.models.install import (
+    install_command,
+    model_is_installed,
+    runtime_is_installed,
+    verify_model,
+)
+
+if not runtime_is_installed():
+    MISSING: str | None = f"llama-cpp-python is not installed (run: {install_command()})"
+elif not model_is_installed():
+    MISSING = f"the embedded model is not installed (run: {install_command()})"
+else:
+    MISSING = None
+needs_model = pytest.mark.skipif(MISSING is not None, reason=f"{MISSING}")
+
+
+@pytest.mark.local_model
+@needs_model
+def test_calculator_episode_through_the_cli_M5(tao_cli: Callable[..., Any]) -> None:
+    result = tao_cli(
+        "run",
+        "What is 17 * 23 + 4?",
+        "--model",
+        "local",
+        "--tools",
+        "calc",
+        "--json",
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    run = result.json()
+    assert run["status"] == "finished"
+    assert run["answer"].strip() == "395"
+    steps = run["steps"]
+    assert 2 <= len(steps) <= 3
+    assert steps[0]["tool"] == "calculator" and steps[0]["observation"].strip() == "395"
+    # KV cache: after the first step only the new tokens are evaluated.
+    for step in steps[1:]:
+        assert 0 < step["evaluated_tokens"] < step["input_tokens"] / 2
+    assert run["usage"]["evaluated_tokens"] < run["usage"]["input_tokens"]
+
+
+@pytest.mark.local_model
+@needs_model
+def test_prefix_reuse_and_naive_baseline() -> None:
+    from tao.models.local import LocalModel
+
+    model = LocalModel()
+    messages = [
+        {"role": "system", "content": "You answer in one short line."},
+        {"role": "user", "content": "Name a primary colour."},
+    ]
+    first = model.complete(messages, max_tokens=8)
+    assert first.text and first.output_tokens <= 8
+    messages += [
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": "Another one?"},
+    ]
+    second = model.complete(messages, max_tokens=8)
+    assert second.evaluated_tokens is not None
+    assert second.evaluated_tokens < second.input_tokens - first.input_tokens + 8
+    naive = LocalModel(reuse_cache=False).complete(messages, max_tokens=8)
+    assert naive.evaluated_tokens == naive.input_tokens == second.input_tokens
+    assert naive.text == second.text  # temperature 0: same reply either way
+
+
+@pytest.mark.local_model
+@needs_model
+def test_stop_and_max_tokens_are_honoured() -> None:
+    from tao.models.local import LocalModel
+
+    model = LocalModel()
+    counting = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
+    reply = model.complete(counting, stop=["5"])
+    assert "4" in reply.text and "5" not in reply.text
+    assert model.complete(counting, max_tokens=2).output_tokens == 2
+
+
+@pytest.mark.local_model
+@needs_model
+def test_installer_is_idempotent_and_fast() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tao.models.install"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "runtime: already installed" in proc.stdout
+    assert "model: already installed (verified)" in proc.stdout
+
+
+def test_missing_model_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tao.models.local import LocalModel
+
+    monkeypatch.setenv("TAO_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(ModelUnavailableError) as caught:
+        LocalModel()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.endswith(f"{sys.executable} -m tao.models.install")
+
+
+def test_missing_model_in_the_cli_is_one_clear_line(
+    tao_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    result = tao_cli(
+        "run",
+        "hi",
+        "--model",
+        "local",
+        "--json",
+        env={"TAO_CACHE": str(tmp_path / "empty-cache")},
+    )
+    assert result.returncode != 0
+    assert "-m tao.models.install" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(not runtime_is_installed(), reason="llama-cpp-python is not installed")
+def test_only_gguf_files_are_loaded(tmp_path: Path) -> None:
+    from tao.models.local import LocalModel
+
+    pickle_like = tmp_path / "model.gguf"
+    pickle_like.write_bytes(b"\x80\x04\x95 not a gguf")
+    with pytest.raises(ModelError, match="not a GGUF"):
+        LocalModel(pickle_like)
+    with pytest.raises(ModelUnavailableError, match="no model file"):
+        LocalModel(tmp_path / "absent.gguf")
+
+
+def test_verification_stamp_detects_changes(tmp_path: Path) -> None:
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 100)
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert verify_model(model, digest)
+    stamp = json.loads((tmp_path / "m.gguf.verified").read_text())
+    assert stamp["sha256"] == digest and stamp["size"] == 104
+    assert not verify_model(model, "0" * 64)  # a different pin is never taken from the stamp
+    model.write_bytes(b"GGUF" + b"\1" * 100)  # same size, new content and mtime
+    os.utime(model, ns=(stamp["mtime_ns"] + 10**9, stamp["mtime_ns"] + 10**9))
+    assert not verify_model(model, digest)
+    assert not verify_model(tmp_path / "absent.gguf", digest)

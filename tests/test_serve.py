@@ -1,0 +1,201 @@
+"""``tao serve``: a real server process, a real ``openai`` SDK client (SPEC M5, L3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tao.models.install import install_command, model_is_installed, runtime_is_installed
+
+if not runtime_is_installed():
+    MISSING: str | None = f"llama-cpp-python is not installed (run: {install_command()})"
+elif not model_is_installed():
+    MISSING = f"the embedded model is not installed (run: {install_command()})"
+else:
+    MISSING = None
+
+pytestmark = [pytest.mark.local_model, pytest.mark.skipif(MISSING is not None, reason=f"{MISSING}")]
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """Start ``tao serve`` on a free loopback port (``--port 0``) and read the URL it prints."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tao", "serve", "--model", "local", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # blocks until the server listens (or exits)
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", line)
+        assert match, f"no URL in {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+        yield match.group(0)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str) -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=base_url, api_key="not-needed", max_retries=0, timeout=120)
+
+
+COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
+
+
+def test_models_endpoint_lists_the_served_model(client: Any) -> None:
+    assert [model.id for model in client.models.list()] == ["local"]
+
+
+def test_stop_is_honoured(client: Any) -> None:
+    reply = client.chat.completions.create(model="local", messages=COUNT, stop=["5"], temperature=0)
+    text = reply.choices[0].message.content
+    assert "4" in text and "5" not in text
+    assert reply.choices[0].finish_reason == "stop"
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+
+
+def test_max_tokens_is_honoured(client: Any) -> None:
+    reply = client.chat.completions.create(
+        model="local", messages=COUNT, max_tokens=3, temperature=0
+    )
+    assert reply.choices[0].finish_reason == "length"
+    assert reply.usage.completion_tokens == 3
+
+
+def test_grammar_extension_field(client: Any) -> None:
+    from tao.protocol.grammar import react_grammar
+    from tao.protocol.labels import get_labels
+
+    grammar = react_grammar(get_labels("sv"), ["calculator"])
+    reply = client.chat.completions.create(
+        model="local",
+        messages=[{"role": "user", "content": "What is 2 + 2? Answer in JSON."}],
+        temperature=0,
+        extra_body={"grammar": grammar},
+    )
+    text = reply.choices[0].message.content
+    action = r"Handling: (calculator|finish)\[[^\]\n]*\]"
+    assert re.fullmatch(rf"Tanke: [^\n]+\n({action}|Svar: [^\n]+)", text), text
+
+
+def test_bad_requests_get_openai_errors(client: Any) -> None:
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match="messages"):
+        client.chat.completions.create(model="local", messages=[])
+    with pytest.raises(openai.BadRequestError, match="grammar"):
+        client.chat.completions.create(
+            model="local", messages=COUNT, extra_body={"grammar": "x ::="}
+        )
+
+
+def test_streaming(client: Any) -> None:
+    chunks = client.chat.completions.create(
+        model="local", messages=COUNT, max_tokens=4, temperature=0, stream=True
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+    assert text.startswith("1")
+
+
+def test_tool_calls(client: Any) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "calculator",
+                "description": "Evaluate an arithmetic expression.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"expression": {"type": "string"}},
+                    "required": ["expression"],
+                },
+            },
+        }
+    ]
+    reply = client.chat.completions.create(
+        model="local",
+        messages=[{"role": "user", "content": "What is 17 * 23 + 4? Use the calculator."}],
+        tools=tools,
+        temperature=0,
+    )
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    (call,) = choice.message.tool_calls
+    assert call.function.name == "calculator"
+    assert json.loads(call.function.arguments)["expression"].replace(" ", "") == "17*23+4"
+
+
+def test_text_protocol_run_through_the_server(base_url: str, tao_cli: Callable[..., Any]) -> None:
+    """``tao run --model openai:local`` is a real client of a real server (SPEC L3)."""
+    started = time.monotonic()
+    result = tao_cli(
+        "run",
+        "What is 17 * 23 + 4?",
+        "--model",
+        "openai:local",
+        "--base-url",
+        base_url,
+        "--tools",
+        "calc",
+        "--protocol",
+        "text",
+        "--json",
+        "--max-steps",
+        "4",
+        env={"OPENAI_API_KEY": "not-needed"},
+        timeout=300,
+    )
+    run = result.json() if result.stdout.strip() else {}
+    replies = [step.get("model_output") for step in run.get("steps", [])]
+    # Without a grammar the 1.5B model copies the prompt's format example literally
+    # if it reads "Action: tool[argument]"; it follows "Action: <tool name>[<argument>]".
+    assert result.returncode == 0, (result.stderr, replies)
+    assert run["status"] == "finished" and run["answer"].strip() == "395"
+    assert run["steps"][0]["tool"] == "calculator"
+    assert time.monotonic() - started < 300
+
+
+def test_native_protocol_run_through_the_server_L7(
+    base_url: str, tao_cli: Callable[..., Any]
+) -> None:
+    """Issue 6: ``--protocol native`` against ``tao serve`` answers too; the server
+    constrains the embedded model to well-formed ``<tool_call>`` JSON."""
+    result = tao_cli(
+        "run", "What is 17 * 23 + 4?", "--model", "openai:local", "--base-url", base_url,
+        "--tools", "calc", "--protocol", "native", "--json", "--max-steps", "6",
+        env={"OPENAI_API_KEY": "not-needed"}, timeout=300,
+    )  # fmt: skip
+    run = result.json()
+    # The protocol mechanics are exact: a structured call, a tool turn, the real observation.
+    first = run["steps"][0]
+    assert (first["tool"], first["arguments"], first["observation"]) == (
+        "calculator",
+        {"expression": "17 * 23 + 4"},
+        "395",
+    )
+    assert any(m.get("role") == "tool" for m in run["steps"][1]["model_input"])
+    assert all(s["kind"] != "parse_error" for s in run["steps"])
+    # Whether a 1.5B model stops calling the calculator in time is its own business: it
+    # either finishes with 395 or spends its steps, never errors (seen: 2-5 steps).
+    assert (run["status"], result.returncode) in {("finished", 0), ("max_steps", 3)}, run
+    if run["status"] == "finished":
+        assert "395" in run["answer"]
