@@ -1,45 +1,110 @@
-"""The small, typed hierarchy of errors tao raises to *callers*.
+"""Every error tao raises on purpose, in one tree under :class:`TaoError`.
 
-The loop never raises on model output (SPEC L4): a bad reply becomes an
-Observation. These errors are for the people and programs driving tao: a bad
-model spec, a missing file, a corrupt run log.
+Three families, because callers handle them differently:
+
+- :class:`ModelFacingError`: what the *model* is told about. The loop never lets one
+  escape (SPEC L4): a bad reply, a failing tool or an unknown tool becomes an Observation.
+- :class:`ControlSignal`: not a failure at all; the run stops on purpose (a call needs a
+  person's approval, the run was cancelled) and can go on later.
+- :class:`FatalError`: the run, or the command driving it, cannot go on: a bad model spec,
+  a backend that failed, a corrupt run log. ``partial`` carries the run so far, if any.
 
     try:
         Agent(model="nope:x").run("hi")
     except tao.ModelSpecError as error:
         print(error)
+
+Each module may define a narrower class, always under one of these families.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tao.trace import RunResult
 
 
 class TaoError(Exception):
     """Base of every error tao raises on purpose; catch this to catch them all."""
 
 
-class ModelSpecError(TaoError, ValueError):
-    """A model spec that names no known backend, e.g. ``--model gpt4``."""
+# -- what the model is told about ------------------------------------------------------------
 
 
-class ModelUnavailableError(TaoError):
-    """A backend whose runtime, weights or key is missing; the message says how to get it."""
+class ModelFacingError(TaoError):
+    """A problem the model caused and can fix; it becomes an Observation, never a crash."""
 
 
-class ModelError(TaoError):
-    """A backend failed to answer (network, server error, exhausted replay script)."""
+class ParseError(ModelFacingError):
+    """A reply with no readable Action; the model gets a format reminder (SPEC L4, L9)."""
 
 
-class ToolError(TaoError):
+class ToolError(ModelFacingError):
     """Raised by a tool to refuse or fail a call; becomes ``Error: ...`` in the Observation."""
 
 
-class ToolDefinitionError(TaoError, TypeError):
+class UnknownToolError(ModelFacingError):
+    """The model named a tool that does not exist; it is told which ones do."""
+
+
+# -- control signals: the run stops on purpose ------------------------------------------------
+
+
+class ControlSignal(TaoError):
+    """The run stopped on purpose and can be continued; not a failure."""
+
+
+class ApprovalRequired(ControlSignal):
+    """A call with side effects waits for a person (SPEC S3); resume once one decided."""
+
+
+class Cancelled(ControlSignal):
+    """The run was cancelled by its caller (Ctrl-C, ``cancel()``, task cancellation)."""
+
+
+# -- fatal: the run or the command cannot go on -----------------------------------------------
+
+
+class FatalError(TaoError):
+    """The run, or the command driving it, cannot go on; ``partial`` is the run so far."""
+
+    def __init__(self, message: str, *, partial: RunResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class ModelSpecError(FatalError, ValueError):
+    """A model spec that names no known backend, e.g. ``--model gpt4``."""
+
+
+class ModelUnavailableError(FatalError):
+    """A backend whose runtime, weights or key is missing; the message says how to get it."""
+
+
+class ModelError(FatalError):
+    """A backend failed to answer (network, server error, exhausted replay script)."""
+
+
+class ToolDefinitionError(FatalError, TypeError):
     """A Python function that cannot become a tool (e.g. an untyped parameter)."""
 
 
-class UnknownToolSetError(TaoError, ValueError):
+class UnknownToolSetError(FatalError, ValueError):
     """``--tools`` named a set that does not exist."""
 
 
-class StoreError(TaoError):
-    """The run log cannot be opened or read: corrupt, newer schema, missing run."""
+class ConfigError(FatalError, ValueError):
+    """A setting, option or file given by a person that cannot be used as it is."""
+
+
+class StoreError(FatalError):
+    """The run log cannot be opened, read or written: corrupt, newer schema, missing run."""
+
+
+class StateError(StoreError):
+    """A stored checkpoint or config that cannot be read back (corrupt, or from a newer tao)."""
+
+
+class ResumeError(FatalError):
+    """A run that cannot be continued: it ended, or it is not where it was said to be."""

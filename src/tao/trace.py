@@ -10,20 +10,39 @@ run log can store it, and a test can compare it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol, cast
 
+from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
+from tao.state import PendingCall, RunConfig
 
 
 class Status(StrEnum):
-    """How a run ended; budget exhaustion is a status, never an exception."""
+    """How a run stands or ended; running out of budget is a status, never an exception."""
 
+    RUNNING = "running"
+    """Still going (or its process died: the run log shows that as ``interrupted``)."""
     FINISHED = "finished"
+    """The model gave its final answer."""
     MAX_STEPS = "max_steps"
+    """A budget ran out (SPEC L1, L5); ``stop_reason`` names which: steps, time, tokens."""
     AWAITING_APPROVAL = "awaiting_approval"
+    """A call with side effects waits for a person; ``pending`` lists it (SPEC S3)."""
     ERROR = "error"
+    """The backend failed; ``error`` says how."""
+    INTERRUPTED = "interrupted"
+    """Stopped from outside (Ctrl-C, SIGTERM, a killed process) before it ended; resumable."""
+    CANCELLED = "cancelled"
+    """Cancelled by the code that ran it; the partial trace is kept."""
+
+    @property
+    def resumable(self) -> bool:
+        """Whether ``tao resume`` can continue a run in this state."""
+        return self in (Status.RUNNING, Status.AWAITING_APPROVAL, Status.INTERRUPTED)
 
 
 class StepKind(StrEnum):
@@ -36,49 +55,58 @@ class StepKind(StrEnum):
     MODEL_ERROR = "model_error"  # the backend failed; the run ends with status error
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     """One Thought → Action → Observation round, with what it cost."""
 
     index: int
+    """1-based; parallel calls of one reply take consecutive indexes."""
     kind: StepKind
-    thought: str | None
-    tool: str | None
-    argument: str | None
-    observation: str | None
-    model_input: list[Message]
-    model_output: str
-    duration_s: float
+    thought: str | None = None
+    tool: str | None = None
+    """The tool called (``finish`` for a final answer)."""
+    argument: str | None = None
+    """The argument as the model wrote it (the final answer, for ``finish``)."""
+    observation: str | None = None
+    """What went back to the model: the tool's output, an error or a format reminder."""
+    model_input: list[Message] = field(default_factory=list)
+    """Exactly the messages sent for this step."""
+    model_output: str = ""
+    """The model's raw reply."""
+    duration_s: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
-    #: Prompt tokens the backend really processed (smaller with a KV cache), if known.
     evaluated_tokens: int | None = None
+    """Prompt tokens the backend really processed (smaller with a KV cache), if known."""
     model_duration_s: float = 0.0
     tool_duration_s: float = 0.0
-    #: Typed arguments the tool was called with (call form or bound bracket argument).
-    arguments: dict[str, Any] | None = None
-    #: Position among the parallel calls of one model reply (native tool calling): each
-    #: call is its own step, and the reply's tokens are counted on position 0 only.
+    arguments: JSONObject | None = None
+    """Typed arguments the tool was called with (call form or bound bracket argument)."""
     call_index: int = 0
+    """Position among the parallel calls of one reply; its tokens count on position 0 only."""
 
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+    def replace(self, **changes: object) -> Step:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["kind"] = str(self.kind)
         data["tokens"] = self.tokens
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Step:
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["kind"] = StepKind(fields["kind"])
-        return cls(**fields)
+    def from_dict(cls, data: Mapping[str, JSON]) -> Step:
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        values["kind"] = StepKind(cast(str, values["kind"]))
+        return cls(**values)  # type: ignore[arg-type]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved."""
 
@@ -87,41 +115,63 @@ class Usage:
     output_tokens: int = 0
     evaluated_tokens: int | None = None
 
-    def add(self, step: Step) -> None:
+    def plus(self, step: Step) -> Usage:
+        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
         if step.call_index:
-            return  # a parallel call of a reply already counted
-        self.model_calls += 1
-        self.input_tokens += step.input_tokens
-        self.output_tokens += step.output_tokens
+            return self
+        evaluated = self.evaluated_tokens
         if step.evaluated_tokens is not None:
-            self.evaluated_tokens = (self.evaluated_tokens or 0) + step.evaluated_tokens
+            evaluated = (evaluated or 0) + step.evaluated_tokens
+        return Usage(
+            model_calls=self.model_calls + 1,
+            input_tokens=self.input_tokens + step.input_tokens,
+            output_tokens=self.output_tokens + step.output_tokens,
+            evaluated_tokens=evaluated,
+        )
+
+    def to_dict(self) -> JSONObject:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[arg-type]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunResult:
-    """The outcome of :meth:`tao.Agent.run`: status, answer, full trace and usage."""
+    """The outcome of :meth:`tao.Agent.run`: status, answer, full trace and usage.
+
+    Mutable while its run goes on (the agent appends steps); plain data afterwards.
+    """
 
     run_id: str
     task: str
     model: str
-    status: Status
-    answer: str | None
+    status: Status = Status.RUNNING
+    answer: str | None = None
     error: str | None = None
     steps: list[Step] = field(default_factory=list)
-    #: Why a ``max_steps`` run stopped: which budget ran out (steps, time or tokens).
     stop_reason: str | None = None
-    #: The calls an ``awaiting_approval`` run waits on: tool, arguments, effects, preview.
-    pending: list[dict[str, Any]] | None = None
+    """Why a ``max_steps`` run stopped: which budget ran out (steps, time or tokens)."""
+    pending: list[PendingCall] | None = None
+    """The calls an ``awaiting_approval`` run waits on."""
     usage: Usage = field(default_factory=Usage)
     lang: str = "en"
     started_at: float = 0.0
     duration_s: float = 0.0
+    config: RunConfig | None = None
+    """The settings the run was started with, when known."""
 
     @property
     def finished(self) -> bool:
         return self.status is Status.FINISHED
 
-    def to_dict(self) -> dict[str, Any]:
+    def add_step(self, step: Step) -> None:
+        self.steps.append(step)
+        self.usage = self.usage.plus(step)
+
+    def to_dict(self) -> JSONObject:
         """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context)."""
         return {
             "run_id": self.run_id,
@@ -129,9 +179,9 @@ class RunResult:
             "answer": self.answer,
             "error": self.error,
             "steps": [step.to_dict() for step in self.steps],
-            "usage": asdict(self.usage),
+            "usage": self.usage.to_dict(),
             "stop_reason": self.stop_reason,
-            "pending": self.pending,
+            "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
             "task": self.task,
             "model": self.model,
             "lang": self.lang,
@@ -140,21 +190,25 @@ class RunResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+    def from_dict(cls, data: Mapping[str, JSON]) -> RunResult:
+        pending = data.get("pending")
+        steps = cast(list[Mapping[str, JSON]], data.get("steps") or [])
         return cls(
-            run_id=data["run_id"],
-            task=data.get("task", ""),
-            model=data.get("model", ""),
-            status=Status(data["status"]),
-            answer=data.get("answer"),
-            error=data.get("error"),
-            steps=[Step.from_dict(s) for s in data.get("steps", [])],
-            usage=Usage(**data.get("usage", {})),
-            stop_reason=data.get("stop_reason"),
-            pending=data.get("pending"),
-            lang=data.get("lang", "en"),
-            started_at=data.get("started_at", 0.0),
-            duration_s=data.get("duration_s", 0.0),
+            run_id=str(data["run_id"]),
+            task=str(data.get("task", "")),
+            model=str(data.get("model", "")),
+            status=Status(str(data["status"])),
+            answer=cast(str | None, data.get("answer")),
+            error=cast(str | None, data.get("error")),
+            steps=[Step.from_dict(s) for s in steps],
+            usage=Usage.from_dict(cast(Mapping[str, JSON], data.get("usage") or {})),
+            stop_reason=cast(str | None, data.get("stop_reason")),
+            pending=[PendingCall.from_json(cast(Mapping[str, JSON], p)) for p in pending]
+            if isinstance(pending, list)
+            else None,
+            lang=str(data.get("lang", "en")),
+            started_at=float(cast(float, data.get("started_at") or 0.0)),
+            duration_s=float(cast(float, data.get("duration_s") or 0.0)),
         )
 
 

@@ -1,11 +1,11 @@
-"""What every model backend offers the loop: text in, text out, tokens counted.
+"""What every model backend offers the loop: one :class:`ModelRequest` in, one :class:`ModelReply` out.
 
-A backend is any object with ``name``, ``supports_stop``, ``supports_grammar``
-and :meth:`Model.complete`. The loop sends chat messages in the OpenAI shape
-(``{"role": ..., "content": ...}``) because every provider maps onto it.
+A backend is any object with ``name``, the ``supports_*`` flags and
+:meth:`Model.complete` / :meth:`Model.acomplete`. The loop speaks chat messages in
+the OpenAI shape because every provider maps onto it; each backend translates.
 
     model = load_model("replay:replies.json")
-    reply = model.complete([{"role": "user", "content": "hi"}], stop=["Observation:"])
+    reply = model.complete(ModelRequest(messages=[{"role": "user", "content": "hi"}]))
     reply.text, reply.input_tokens
 """
 
@@ -13,27 +13,52 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypedDict, runtime_checkable
 
-#: One chat message in the OpenAI shape: ``{"role": ..., "content": str}``; with native tool
-#: calling also ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` and
-#: ``{"role": "tool", "tool_call_id": ..., "content": ...}``. Backends translate it.
-Message = dict[str, Any]
+from tao.jsontypes import JSONObject
+
+
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str
+
+
+class ToolCallMessage(TypedDict):
+    """One entry of an assistant message's ``tool_calls`` (native tool calling)."""
+
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class Message(TypedDict, total=False):
+    """One chat message in the OpenAI shape; a plain dict at run time, so storing it is free.
+
+    ``{"role": "system"|"user"|"assistant", "content": str}``; with native tool calling also
+    ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` and
+    ``{"role": "tool", "tool_call_id": ..., "content": ...}``.
+    """
+
+    role: str
+    content: str | None
+    tool_calls: list[ToolCallMessage]
+    tool_call_id: str
+
 
 #: Receives text as the backend streams it; called once with the whole text if it cannot stream.
 OnText = Callable[[str], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as native tool calling describes it: name, description, JSON schema."""
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JSONObject
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """A structured call a model returned; ``arguments`` is the decoded JSON object.
 
@@ -43,17 +68,35 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JSONObject = field(default_factory=dict)
     raw_arguments: str = ""
 
 
-@dataclass(frozen=True)
-class Completion:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    """Everything one model call needs; backends map it to their SDK and nothing else."""
+
+    #: The transcript so far, system prompt first.
+    messages: Sequence[Message]
+    #: Native tool calling: the tools the model may call; ``None`` for the text protocol.
+    tools: Sequence[ToolSpec] | None = None
+    #: Stop sequences; a backend that does not honour them leaves the cut to the loop (L3).
+    stop: Sequence[str] = ()
+    #: A GBNF grammar for backends that constrain decoding (the embedded model).
+    grammar: str | None = None
+    #: The most tokens the reply may have.
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    #: The longest one call may take, retries included; ``None`` is the backend's default.
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelReply:
     """One model reply and what it cost.
 
-    ``evaluated_tokens`` is the number of prompt tokens the backend actually
-    processed (a local KV cache makes it smaller than ``input_tokens``); ``None``
-    when the backend cannot tell.
+    ``evaluated_tokens`` is the number of prompt tokens the backend really processed (a
+    local KV cache makes it smaller than ``input_tokens``); ``None`` when it cannot tell.
     """
 
     text: str
@@ -67,7 +110,7 @@ class Completion:
 
 @runtime_checkable
 class Model(Protocol):
-    """The backend interface the loop drives; see :func:`tao.models.load_model`."""
+    """The backend interface the agent drives; see :func:`tao.models.load_model`."""
 
     #: The spec this model was loaded from, e.g. ``"openai:gpt-4o-mini"``.
     name: str
@@ -75,42 +118,18 @@ class Model(Protocol):
     supports_stop: bool
     #: Whether the backend honours a GBNF ``grammar`` (the embedded model does).
     supports_grammar: bool
-    #: Whether the backend does native tool calling (``tools=`` in, ``tool_calls`` out).
+    #: Whether the backend does native tool calling (``tools`` in, ``tool_calls`` out).
     supports_tools: bool
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        """Return the model's reply to ``messages``; raise :class:`tao.ModelError` on failure.
+    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
+        """The reply to ``request``; raises :class:`tao.ModelError` on failure.
 
-        With ``tools``, the backend uses native tool calling and returns ``tool_calls``.
-        With ``on_text``, it streams text deltas to it as they arrive.
+        With ``on_text``, text deltas reach it as they arrive.
         """
         ...
 
-
-@runtime_checkable
-class AsyncModel(Model, Protocol):
-    """A backend that can also answer without blocking a thread (``Agent.arun``)."""
-
     async def acomplete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        """The awaitable twin of :meth:`Model.complete`, same arguments, same result."""
+        self, request: ModelRequest, on_text: OnText | None = None
+    ) -> ModelReply:
+        """The same call without blocking the event loop (``Agent.arun``)."""
         ...

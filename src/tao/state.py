@@ -1,0 +1,307 @@
+"""What a run carries between steps, typed: its settings, its checkpoint, its waiting calls.
+
+These cross module boundaries (agent, loop, run log, CLI, web page), so each is a
+frozen dataclass with a docstring per field; JSON appears only at the run log's
+edge, through ``to_json``/``from_json``. A record written by an older tao is
+migrated on the way in (``Checkpoint.from_json``), never misread.
+
+    config = RunConfig(model="local", tools=("calc",), max_steps=5)
+    agent = Agent(config=config)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Self, cast
+
+from tao.errors import StateError
+from tao.jsontypes import JSON, JSONObject
+from tao.models.base import Message, ModelReply, ToolCall
+
+Protocol = Literal["auto", "text", "native"]
+#: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
+Decision = bool | str
+
+CHECKPOINT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    """Every setting of a run, in one place: the run log records it, resume and eval rebuild from it.
+
+    Only data lives here (JSON-able); live objects (a model instance, Python tools, an
+    approver, a store) are given to :class:`tao.Agent` beside it.
+    """
+
+    model: str | None = "local"
+    """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
+    tools: tuple[str | None, ...] = ()
+    """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
+    lang: str = "en"
+    """Label language of the text protocol (SPEC L8): en, tr, ar, ja, sv."""
+    max_steps: int = 8
+    """Model replies at most (SPEC L5); parallel calls of one reply are one step."""
+    max_seconds: float = 300.0
+    """Wall-clock limit of the run (SPEC L5)."""
+    max_tokens: int = 100_000
+    """Input plus output tokens over the run (SPEC L5)."""
+    temperature: float = 0.0
+    """Sampling temperature of every model call."""
+    max_reply_tokens: int = 512
+    """The longest one model reply may be."""
+    protocol: Protocol = "auto"
+    """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
+    grammar: bool = True
+    """Constrain decoding with a GBNF grammar where the backend can (the embedded model)."""
+    project: str | None = None
+    """The folder file and test tools are confined to (an absolute path)."""
+    corpus: str | None = None
+    """The local Wikipedia JSONL for the wiki tools (an absolute path)."""
+    base_url: str | None = None
+    """An OpenAI-compatible server's URL, for ``openai:`` specs."""
+    system_prompt: str | None = None
+    """Replaces the built-in system prompt (the paper's benchmarks use this)."""
+    numbered: bool = False
+    """The paper's numbered labels (``Thought 3:``, ``Observation 3:``)."""
+    task_label: str | None = None
+    """How the task is introduced (``Question``, ``Claim``); default: the language's."""
+    fence_untrusted: bool = True
+    """Fence tool output read from the world as untrusted data (SPEC S4)."""
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        if self.max_seconds <= 0 or self.max_tokens <= 0:
+            raise ValueError("max_seconds and max_tokens must be positive")
+        if self.protocol not in ("auto", "text", "native"):
+            raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
+
+    def replace(self, **changes: object) -> RunConfig:
+        """A copy with some settings changed (``config.replace(max_steps=5)``)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["tools"] = list(self.tools)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
+        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        if "tools" in values:
+            tools = values["tools"]
+            if not isinstance(tools, list):
+                raise StateError(f"stored config: tools must be a list, not {tools!r}")
+            values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as error:
+            raise StateError(f"stored config is not valid: {error}") from None
+
+
+def canonical_json(value: JSON) -> str:
+    """One text for equal JSON values: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def call_digest(tool: str, arguments: JSONObject) -> str:
+    """sha256 of the tool and its canonical arguments: what an approval is bound to (S7)."""
+    text = canonical_json({"tool": tool, "arguments": arguments})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingCall:
+    """A call with side effects that waits for a person's decision (SPEC S3, S7)."""
+
+    id: str
+    """Names this call in ``tao runs approve --call`` and the web page's forms."""
+    digest: str
+    """:func:`call_digest` of ``tool`` and ``arguments``; a decision is bound to it."""
+    step: int
+    """The step whose reply asked for the call."""
+    position: int
+    """Its place among the parallel calls of that reply (0 for the text protocol)."""
+    tool: str
+    arguments: JSONObject
+    effects: tuple[str, ...] = ()
+    """What the tool does to the world (writes, deletes, sends…)."""
+    preview: str | None = None
+    """What a person should see before deciding: a diff, the file to delete."""
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        step: int,
+        position: int,
+        tool: str,
+        arguments: JSONObject,
+        effects: tuple[str, ...] = (),
+        preview: str | None = None,
+    ) -> PendingCall:
+        """A pending call whose id and digest follow from what it is (no clock, no randomness)."""
+        digest = call_digest(tool, arguments)
+        return cls(
+            id=f"s{step}c{position}-{digest[:12]}",
+            digest=digest,
+            step=step,
+            position=position,
+            tool=tool,
+            arguments=arguments,
+            effects=effects,
+            preview=preview,
+        )
+
+    def to_json(self) -> JSONObject:
+        return {
+            "id": self.id,
+            "digest": self.digest,
+            "step": self.step,
+            "position": self.position,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "effects": list(self.effects),
+            "preview": self.preview,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON], step: int = 0) -> PendingCall:
+        """Read a stored call; one written before ids existed gets its id and digest now."""
+        arguments = data.get("arguments")
+        effects = data.get("effects") or []
+        preview = data.get("preview")
+        made = cls.make(
+            step=_int(data.get("step", step)),
+            position=_int(data.get("position", 0)),
+            tool=str(data.get("tool", "")),
+            arguments=arguments if isinstance(arguments, dict) else {},
+            effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
+            preview=preview if isinstance(preview, str) else None,
+        )
+        stored_id = data.get("id")
+        return dataclasses.replace(made, id=stored_id) if isinstance(stored_id, str) else made
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checkpoint:
+    """Where a run stands, enough to continue it in another process (SPEC S3, M3).
+
+    Written after every step, before a call with side effects runs, and when a call
+    waits for a person.
+    """
+
+    schema_version: int = CHECKPOINT_VERSION
+    """Bumped when the shape changes; :meth:`from_json` migrates older ones."""
+    messages: tuple[Message, ...] = ()
+    """The transcript so far (messages are never edited once appended)."""
+    elapsed_s: float = 0.0
+    """Run time spent before this checkpoint, so a resumed run keeps its time budget."""
+    step: int | None = None
+    """The step whose reply is being acted on; ``None`` between steps."""
+    reply: ModelReply | None = None
+    """That step's reply, acted on again on resume instead of asking the model anew."""
+    pending: tuple[PendingCall, ...] = ()
+    """Calls waiting for a person's decision."""
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
+    """Decisions taken so far, by :attr:`PendingCall.id`."""
+    executing: bool = False
+    """Side effects were about to run: on resume they are reported, never run twice."""
+
+    def to_json(self) -> JSONObject:
+        return {
+            "schema_version": self.schema_version,
+            "messages": [cast(JSON, dict(m)) for m in self.messages],
+            "elapsed_s": self.elapsed_s,
+            "step": self.step,
+            "reply": _reply_json(self.reply) if self.reply is not None else None,
+            "pending": [p.to_json() for p in self.pending],
+            "decisions": dict(self.decisions),
+            "executing": self.executing,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Self:
+        """Read a stored checkpoint of any version; an unreadable one is a :class:`StateError`."""
+        version = data.get("schema_version", 0)
+        if not isinstance(version, int) or version > CHECKPOINT_VERSION:
+            raise StateError(
+                f"checkpoint schema version {version!r} is newer than this tao "
+                f"({CHECKPOINT_VERSION}); upgrade tao to resume it"
+            )
+        try:
+            return cls._read(data, version)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise StateError(f"checkpoint is not valid: {type(error).__name__}: {error}") from None
+
+    @classmethod
+    def _read(cls, data: Mapping[str, JSON], version: int) -> Self:
+        step = data.get("step")
+        step = int(step) if isinstance(step, int | float) else None
+        pending = tuple(
+            PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
+            for p in cast(list[JSON], data.get("pending") or [])
+        )
+        decisions = cast(dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {})))
+        if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
+            by_position = {str(p.position): p.id for p in pending}
+            decisions = {by_position.get(k, k): v for k, v in decisions.items()}
+        elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
+        reply = data.get("reply")
+        return cls(
+            messages=tuple(cast(list[Message], data.get("messages") or [])),
+            elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+            step=step,
+            reply=_reply_from(cast(Mapping[str, JSON], reply)) if isinstance(reply, dict) else None,
+            pending=pending,
+            decisions=decisions,
+            executing=bool(data.get("executing", False)),
+        )
+
+
+def _int(value: JSON) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected a number, got {value!r}")
+    return int(value)
+
+
+def _reply_json(reply: ModelReply) -> JSONObject:
+    return {
+        "text": reply.text,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "evaluated_tokens": reply.evaluated_tokens,
+        "finish_reason": reply.finish_reason,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw_arguments}
+            for c in reply.tool_calls
+        ],
+    }
+
+
+def _reply_from(data: Mapping[str, JSON]) -> ModelReply:
+    calls = cast(list[dict[str, JSON]], data.get("tool_calls") or [])
+    evaluated = data.get("evaluated_tokens")
+    finish = data.get("finish_reason")
+    return ModelReply(
+        text=str(data["text"]),
+        input_tokens=_int(data.get("input_tokens") or 0),
+        output_tokens=_int(data.get("output_tokens") or 0),
+        evaluated_tokens=_int(evaluated) if evaluated is not None else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        tool_calls=tuple(
+            ToolCall(
+                str(c["id"]),
+                str(c["name"]),
+                cast(JSONObject, c.get("arguments") or {}),
+                str(c.get("raw") or ""),
+            )
+            for c in calls
+        ),
+    )
