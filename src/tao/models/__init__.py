@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tao.errors import ModelSpecError
-from tao.models.base import Completion, Message, Model
+from tao.models.base import Message, Model, ModelReply, ModelRequest
 
-__all__ = ["SPEC_FORMS", "Completion", "Message", "Model", "load_model"]
+__all__ = ["SPEC_FORMS", "Message", "Model", "ModelReply", "ModelRequest", "load_model"]
 
 SPEC_FORMS = (
     "local, local:PATH.gguf, openai:MODEL (with --base-url for any compatible server), "
