@@ -31,7 +31,7 @@ CHECKPOINT_VERSION = 1
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunConfig:
-    """Every setting of a run, in one place: the run log records it, resume and eval rebuild from it.
+    """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
 
     Only data lives here (JSON-able); live objects (a model instance, Python tools, an
     approver, a store) are given to :class:`tao.Agent` beside it.
@@ -248,7 +248,9 @@ class Checkpoint:
             PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
             for p in cast(list[JSON], data.get("pending") or [])
         )
-        decisions = cast(dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {})))
+        decisions = cast(
+            dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {}))
+        )
         if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
             by_position = {str(p.position): p.id for p in pending}
             decisions = {by_position.get(k, k): v for k, v in decisions.items()}
