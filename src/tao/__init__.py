@@ -26,7 +26,7 @@ from tao.errors import (
 from tao.trace import RunResult, Status, Step, StepKind, Usage
 
 if TYPE_CHECKING:
-    from tao.loop import Agent
+    from tao.agent import Agent
     from tao.tools.base import Tool, tool
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Loaded on first use: tools need pydantic, which is most of what importing costs.
     if name == "Agent":
-        from tao.loop import Agent
+        from tao.agent import Agent
 
         return Agent
     if name in ("Tool", "tool"):

@@ -41,6 +41,8 @@ class AskApproval:
 
     step: int
     calls: tuple[Ready, ...]
+    pending: tuple[PendingCall, ...]
+    """The same calls as a person sees them: id, digest, tool, arguments."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,7 +208,9 @@ def _approve(
     ask = [i for i, call in gated.items() if call.id not in decisions]
     if not ask:
         return ()
-    answer = yield AskApproval(gated[ask[0]].step, tuple(ready[i] for i in ask))
+    answer = yield AskApproval(
+        gated[ask[0]].step, tuple(ready[i] for i in ask), tuple(gated[i] for i in ask)
+    )
     assert isinstance(answer, ApprovalAnswer)
     waiting = []
     for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
@@ -336,9 +338,10 @@ def _extend(
     if setup.protocol == "native" and calls:
         messages.append(native.assistant_message(reply))
         for call, outcome in zip(calls, outcomes, strict=True):
-            fenced = outcome.source and setup.fence
-            text_out = prompts.fence(outcome.observation, outcome.source) if fenced else None
-            messages.append(native.tool_message(call, text_out or outcome.observation))
+            observation = outcome.observation
+            if outcome.source and setup.fence:
+                observation = prompts.fence(observation, outcome.source)
+            messages.append(native.tool_message(call, observation))
         return
     messages.append({"role": "assistant", "content": text})
     first = outcomes[0]

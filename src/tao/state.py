@@ -93,12 +93,11 @@ class RunConfig:
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
         """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
         names = {f.name: f for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        if "tools" in values:
-            tools = values["tools"]
-            if not isinstance(tools, list):
-                raise StateError(f"stored config: tools must be a list, not {tools!r}")
-            values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        values: dict[str, object] = {k: v for k, v in data.items() if k in names}
+        tools = data.get("tools", [])
+        if not isinstance(tools, list):
+            raise StateError(f"stored config: tools must be a list, not {tools!r}")
+        values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
         try:
             return cls(**values)  # type: ignore[arg-type]
         except (TypeError, ValueError) as error:
