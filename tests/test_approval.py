@@ -21,6 +21,7 @@ import pytest
 
 from tao import Agent, Status, TaoError, tool
 from tao.policy import Policy, PolicyError, Rule
+from tao.state import call_digest
 
 Replay = Callable[[list[str]], Path]
 
@@ -47,8 +48,12 @@ def test_without_a_person_the_run_pauses_and_resumes_on_approval_S3(replay: Repl
     paused = agent.run("clean up")
     assert paused.status is Status.AWAITING_APPROVAL
     assert deleted == []
-    assert paused.pending == [
+    assert paused.pending is not None
+    assert [p.to_json() for p in paused.pending] == [
         {
+            "id": paused.pending[0].id,
+            "digest": call_digest("delete_log", {"path": "old.log"}),
+            "step": 1,
             "position": 0,
             "tool": "delete_log",
             "arguments": {"path": "old.log"},
