@@ -27,7 +27,7 @@ from tao.errors import ToolError
 from tao.jsontypes import JSON
 from tao.tools.base import ArgumentError
 from tao.tools.mcp import McpError, McpServer, McpTool, mcp_tools
-from tao.tools.mcp_tool import result_text, safe_name
+from tao.tools.mcp_tool import AnyArgs, result_text, safe_name
 
 from ..conftest import CliResult
 
@@ -146,6 +146,29 @@ def test_validation_errors_are_clear(tools: dict[str, McpTool]) -> None:
         add.validate({"a": "x", "b": 1})
     with pytest.raises(ArgumentError, match=r"unknown argument\(s\) c"):
         add.validate({"a": 1, "b": 2, "c": 3})
+
+
+def test_only_json_goes_on_the_wire_S1() -> None:
+    """A schema that says nothing about a value still cannot send what JSON cannot hold."""
+    sent: list[dict[str, object]] = []
+
+    def run(**arguments: object) -> str:
+        sent.append(arguments)
+        return "ok"
+
+    echo = McpTool(
+        name="echo",
+        description="Echo anything.",
+        fn=run,
+        params=AnyArgs,
+        param_names=("value",),
+        input_schema={"type": "object", "properties": {"value": {}}},
+    )
+    assert echo.invoke(echo.bind("value=(1, 2)", "call")) == "ok"
+    assert sent == [{"value": [1, 2]}]  # a tuple literal is a JSON array
+    with pytest.raises(ArgumentError, match=r"echo\(value\): \{1, 2\} is not a JSON value"):
+        echo.invoke(echo.bind("value={1, 2}", "call"))
+    assert len(sent) == 1  # refused before the call
 
 
 def test_is_error_result_raises_tool_error(tools: dict[str, McpTool]) -> None:

@@ -140,10 +140,14 @@ class Tool:
                 f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
                 for e in error.errors()
             )
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
-            ) from None
+            raise self.invalid(problems) from None
         return {name: getattr(model, name) for name in self.param_names}
+
+    def invalid(self, problems: str) -> ArgumentError:
+        """The error for arguments that do not fit, naming the tool and its parameters."""
+        return ArgumentError(
+            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+        )
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         """Call the underlying function directly, as plain Python."""
@@ -208,7 +212,7 @@ def _params_model(
         hints = get_type_hints(fn)
     except Exception as error:
         raise ToolDefinitionError(f"cannot read type hints of {tool_name}: {error}") from error
-    # pydantic types field definitions as Any (a type form and a FieldInfo); so does this.
+    # create_model types each field definition (a type form and a FieldInfo) as Any too.
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

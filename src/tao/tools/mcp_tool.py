@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tao.jsontypes import JSON, JSONObject
-from tao.tools.base import ArgumentError, Effect, Tool
+from tao.tools.base import Effect, Tool
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -85,10 +85,7 @@ class McpTool(Tool):
         props = self._properties()
         unknown = sorted(set(arguments) - set(props))
         if unknown and not self._allows_extra():
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): "
-                f"unknown argument(s) {', '.join(unknown)}"
-            )
+            raise self.invalid(f"unknown argument(s) {', '.join(unknown)}")
         coerced = {key: _coerce(value, props.get(key)) for key, value in arguments.items()}
         validator_cls = jsonschema.validators.validator_for(self.input_schema)
         errors = sorted(
@@ -98,18 +95,15 @@ class McpTool(Tool):
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
             )
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
-            )
-        return _json_object(coerced, self.name)
+            raise self.invalid(problems)
+        return self._json_object(coerced)
 
-
-def _json_object(values: Mapping[str, object], tool: str) -> JSONObject:
-    """The checked arguments as JSON, what the wire carries; a value JSON cannot hold is refused."""
-    try:
-        return {key: _json(value) for key, value in values.items()}
-    except TypeError as error:
-        raise ArgumentError(f"invalid arguments for {tool}: {error}") from None
+    def _json_object(self, values: Mapping[str, object]) -> JSONObject:
+        """The checked arguments as JSON, what the wire carries; a non-JSON value is refused."""
+        try:
+            return {key: _json(value) for key, value in values.items()}
+        except TypeError as error:
+            raise self.invalid(str(error)) from None
 
 
 def _json(value: object) -> JSON:
