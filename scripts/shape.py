@@ -305,7 +305,7 @@ def duplicate_pairs(sources: Sequence[Source]) -> tuple[list[Pair], int]:
     """Pairs of files sharing runs of ``WINDOW`` or more same-shape code lines.
 
     Returns the pairs, longest run first, and how many windows were left out because they
-    stand in more than ``MOST_PLACES`` places (an idiom such as a row of ``if``/``return``).
+    stand in more than ``MOST_PLACES`` places (an idiom of the language, not a copy).
     """
     lines = {source.shown: code_lines(source) for source in sources}
     places: dict[tuple[object, ...], list[tuple[str, int]]] = defaultdict(list)
