@@ -371,21 +371,19 @@ def check_any(sources: Sequence[Source]) -> tuple[Check, Check]:
                 uses[source.shown] += 1
             elif token.string in ("dict", "Dict") and _is_dict_str_any(source.tokens, index):
                 dict_uses[source.shown] += 1
-    return (
-        Check(
-            name="uses of Any",
-            value=sum(uses.values()),
-            limit=MAX_ANY,
-            where=_most(uses),
-            details=tuple(f"{name}: {count}" for name, count in uses.most_common()),
-        ),
-        Check(
-            name="uses of dict[str, Any]",
-            value=sum(dict_uses.values()),
-            limit=MAX_DICT_STR_ANY,
-            where=_most(dict_uses),
-            details=tuple(f"{name}: {count}" for name, count in dict_uses.most_common()),
-        ),
+    return _counted("uses of Any", MAX_ANY, uses), _counted(
+        "uses of dict[str, Any]", MAX_DICT_STR_ANY, dict_uses
+    )
+
+
+def _counted(name: str, limit: int, counts: Counter[str]) -> Check:
+    """A total over the files, the three with most named, every file in the details."""
+    return Check(
+        name=name,
+        value=sum(counts.values()),
+        limit=limit,
+        where=_most(counts),
+        details=tuple(f"{place}: {count}" for place, count in counts.most_common()),
     )
 
 
@@ -396,18 +394,17 @@ def _most(counts: Counter[str]) -> str:
 # -- sizes ---------------------------------------------------------------------------------
 
 
+def _largest(name: str, limit: int, sizes: Iterable[tuple[int, str]]) -> Check:
+    """The largest of ``(size, where)``, and every one over the limit, largest first."""
+    ordered = sorted(sizes, key=lambda size: (-size[0], size[1]))
+    value, where = ordered[0] if ordered else (0, "-")
+    over = tuple(f"{place}: {size}" for size, place in ordered if size > limit)
+    return Check(name=name, value=value, limit=limit, where=where, details=over)
+
+
 def check_module_size(sources: Sequence[Source]) -> Check:
-    sizes = sorted(
-        ((len(source.text.splitlines()), source.shown) for source in sources), reverse=True
-    )
-    value, where = sizes[0] if sizes else (0, "-")
-    return Check(
-        name="largest module (lines)",
-        value=value,
-        limit=MAX_MODULE_LINES,
-        where=where,
-        details=tuple(f"{name}: {size}" for size, name in sizes if size > MAX_MODULE_LINES),
-    )
+    sizes = ((len(source.text.splitlines()), source.shown) for source in sources)
+    return _largest("largest module (lines)", MAX_MODULE_LINES, sizes)
 
 
 def _functions(
@@ -429,20 +426,12 @@ def _functions(
 
 def check_function_size(sources: Sequence[Source]) -> Check:
     """The longest function, from its ``def`` line to its last line."""
-    sizes = []
-    for source in sources:
-        for name, node in _functions(source.tree.body, ""):
-            length = (node.end_lineno or node.lineno) - node.lineno + 1
-            sizes.append((length, f"{source.shown}:{node.lineno} {name}"))
-    sizes.sort(key=lambda size: (-size[0], size[1]))
-    value, where = sizes[0] if sizes else (0, "-")
-    return Check(
-        name="longest function (lines)",
-        value=value,
-        limit=MAX_FUNCTION_LINES,
-        where=where,
-        details=tuple(f"{name}: {size}" for size, name in sizes if size > MAX_FUNCTION_LINES),
+    sizes = (
+        ((node.end_lineno or node.lineno) - node.lineno + 1, f"{source.shown}:{node.lineno} {name}")
+        for source in sources
+        for name, node in _functions(source.tree.body, "")
     )
+    return _largest("longest function (lines)", MAX_FUNCTION_LINES, sizes)
 
 
 # -- imports -------------------------------------------------------------------------------
@@ -566,12 +555,17 @@ def _cycle_in(component: list[str], graph: dict[str, set[str]]) -> list[str]:
 def check_import_cycles(sources: Sequence[Source]) -> Check:
     graph = import_graph(sources)
     cycles = [" -> ".join(_cycle_in(c, graph)) for c in _strongly_connected(graph)]
+    return _none_allowed("import cycles at module level", cycles)
+
+
+def _none_allowed(name: str, found: Sequence[str]) -> Check:
+    """A check whose every finding is a failure; the first one named."""
     return Check(
-        name="import cycles at module level",
-        value=len(cycles),
+        name=name,
+        value=len(found),
         limit=0,
-        where=cycles[0] if cycles else "-",
-        details=tuple(cycles),
+        where=found[0] if found else "-",
+        details=tuple(found),
     )
 
 
@@ -589,13 +583,7 @@ def check_no_cli_imports(sources: Sequence[Source]) -> Check:
                 continue
             if any(t == cli or t.startswith(f"{cli}.") for t in _targets(source, node)):
                 found.append(f"{source.shown}:{node.lineno} imports {cli}")
-    return Check(
-        name="ui/server imports of the CLI",
-        value=len(found),
-        limit=0,
-        where=found[0] if found else "-",
-        details=tuple(found),
-    )
+    return _none_allowed("ui/server imports of the CLI", found)
 
 
 # -- Agent ---------------------------------------------------------------------------------
