@@ -21,23 +21,12 @@ from typing import Any
 import pytest
 
 from tao.errors import ModelError
+from tao.jsontypes import JSONObject
 from tao.models.base import ModelReply, ModelRequest, OnText, ToolCall
 from tao.protocol.grammar import tool_call_grammar
 from tao.server import make_server
 
 COUNT = [{"role": "user", "content": "Count from 1 to 5."}]
-CALCULATOR = {
-    "type": "function",
-    "function": {
-        "name": "calculator",
-        "description": "Evaluate an arithmetic expression.",
-        "parameters": {
-            "type": "object",
-            "properties": {"expression": {"type": "string"}},
-            "required": ["expression"],
-        },
-    },
-}
 
 
 @dataclass
@@ -152,7 +141,7 @@ def test_streaming_sends_text_as_it_comes_then_the_finish_reason(served: Served)
 
 
 def test_tools_for_a_model_without_native_tools_are_prompted_and_read_back(
-    served: Served,
+    served: Served, calculator_tool: JSONObject
 ) -> None:
     served.model.replies = [
         'I will compute it.\n<tool_call>\n{"name": "calculator", "arguments": '
@@ -168,7 +157,7 @@ def test_tools_for_a_model_without_native_tools_are_prompted_and_read_back(
         {"role": "user", "content": "And 17 * 23 + 4?"},
     ]  # fmt: skip
     reply = served.client().chat.completions.create(
-        model="scripted", messages=transcript, tools=[CALCULATOR]
+        model="scripted", messages=transcript, tools=[calculator_tool]
     )
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -192,14 +181,14 @@ def test_tools_for_a_model_without_native_tools_are_prompted_and_read_back(
     assert rest[2]["content"] == "<tool_response>\n4\n</tool_response>"
 
 
-def test_native_tool_calls_pass_through(served: Served) -> None:
+def test_native_tool_calls_pass_through(served: Served, calculator_tool: JSONObject) -> None:
     served.model.supports_tools = True
     served.model.replies = [""]
     served.model.tool_calls = (
         ToolCall(id="call_1", name="calculator", arguments={"expression": "1+1"}),
     )
     reply = served.client().chat.completions.create(
-        model="scripted", messages=COUNT, tools=[CALCULATOR], tool_choice="auto"
+        model="scripted", messages=COUNT, tools=[calculator_tool], tool_choice="auto"
     )
     (request,) = served.model.requests
     assert request.tools is not None and [tool.name for tool in request.tools] == ["calculator"]
@@ -208,7 +197,9 @@ def test_native_tool_calls_pass_through(served: Served) -> None:
     assert reply.choices[0].finish_reason == "tool_calls"
 
 
-def test_bad_requests_get_openai_errors_and_never_reach_the_model(served: Served) -> None:
+def test_bad_requests_get_openai_errors_and_never_reach_the_model(
+    served: Served, calculator_tool: JSONObject
+) -> None:
     import openai
 
     client = served.client()
@@ -218,7 +209,7 @@ def test_bad_requests_get_openai_errors_and_never_reach_the_model(served: Served
         client.chat.completions.create(model="scripted", messages=COUNT, temperature=5)
     with pytest.raises(openai.BadRequestError, match="streaming"):
         client.chat.completions.create(
-            model="scripted", messages=COUNT, tools=[CALCULATOR], stream=True
+            model="scripted", messages=COUNT, tools=[calculator_tool], stream=True
         )
     assert served.model.requests == []
     with pytest.raises(openai.BadRequestError, match="grammar") as caught:
