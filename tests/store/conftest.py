@@ -95,7 +95,8 @@ class Runs:
     def query(store: Store, sql: str, *params: str | int | None) -> list[tuple[object, ...]]:
         """Read the log's tables directly, to see what the API really stored."""
         with store._read() as conn:
-            return [tuple(row) for row in conn.execute(sql, params)]
+            rows = conn.execute(sql, params).fetchall()
+        return [tuple(row[i] for i in range(len(row))) for row in rows]
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
 
     loaded = store.get_run("0193abc")
     assert loaded == result
-    assert loaded.steps[0].model_input[1]["content"].endswith("ünïcödé, 日本語")
+    assert str(loaded.steps[0].model_input[1]["content"]).endswith("ünïcödé, 日本語")
     summary = store.get_summary("0193a")
     assert (summary.status, summary.steps, summary.tokens, summary.config) == (
         Status.AWAITING_APPROVAL,

@@ -65,6 +65,8 @@ class Row(Protocol):
 
     def __getitem__(self, key: int | str, /) -> Any: ...
 
+    def __len__(self) -> int: ...
+
 
 class Cursor(Protocol):
     """The part of a DB-API cursor the run log uses."""
