@@ -109,6 +109,8 @@ def agent_for_run(
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
     config = summary.config
+    if config is None:
+        raise ResumeError(f"run {summary.run_id} has no recorded settings; resume it from Python")
     if not config.model:
         raise ResumeError(
             f"run {summary.run_id} used a model object, not a spec; resume it from Python "
