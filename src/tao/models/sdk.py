@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import weakref
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -267,19 +268,28 @@ class Draft:
 
 
 class PerLoop(Generic[Client]):
-    """One async SDK client per event loop: an HTTP pool must not outlive its loop."""
+    """One async SDK client per event loop: an HTTP pool must not outlive its loop.
+
+    The first client is made at once and goes to the first loop that asks: making one
+    costs tens of milliseconds (TLS context), which then falls at construction, not
+    inside a caller's first (timed) call.
+    """
 
     def __init__(self, make: Callable[[], Client]) -> None:
         self._make = make
+        self._spare: Client | None = make()
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Client] = (
             weakref.WeakKeyDictionary()
         )
+        self._lock = threading.Lock()
 
     def get(self) -> Client:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = self._clients[loop] = self._make()
+            with self._lock:
+                client, self._spare = self._spare, None
+            client = self._clients[loop] = client if client is not None else self._make()
         return client
 
 
