@@ -1,10 +1,10 @@
 """What the provider backends (OpenAI, Anthropic, Gemini) share, so each one only maps.
 
-A provider subclasses :class:`SdkModel` and writes three things: ``_call`` (a
-:class:`ModelRequest` as its SDK's keyword arguments), ``_send`` (one SDK call,
-streamed or not, read into a :class:`ModelReply` through a :class:`Draft`) and
-``_failure`` (its SDK's exception as a provider-neutral :class:`Failure`). This base
-does the rest, once, for all three:
+A provider subclasses :class:`SdkModel` and writes four small things: ``_client`` (its
+async SDK client for a :class:`Connection`), ``_call`` (a :class:`ModelRequest` as the
+SDK's keyword arguments), ``_send`` (one SDK call, streamed or not, read into a
+:class:`ModelReply` through a :class:`Draft`) and ``_failure`` (its SDK's exception as a
+provider-neutral :class:`Failure`). This base does the rest, once, for all three:
 
 - the async path; the sync one is derived from it (:mod:`tao.models.bridge`);
 - one async client per event loop (an HTTP pool must not outlive its loop);
