@@ -24,9 +24,11 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
+from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 
 LEVELS = (1, 2, 4, 8, 16)
 ANSWER = "done"
@@ -41,80 +43,34 @@ def reply_for(messages: list[dict[str, Any]], steps: int) -> str:
 
 
 class ModelServer:
-    """An OpenAI-compatible ``/v1/chat/completions`` that sleeps ``latency`` per call."""
+    """An OpenAI-compatible ``/v1/chat/completions`` that sleeps ``latency`` per call.
+
+    A :class:`tests.fakes.http.FakeServer` (keep-alive, TCP_NODELAY, a deep listen
+    backlog), answering at most ``max_requests`` calls and stopping by itself after
+    ``max_seconds`` even if the benchmark hangs.
+    """
 
     def __init__(self, latency: float, steps: int, max_requests: int, max_seconds: float):
         self.latency, self.steps = latency, steps
         self.max_requests = max_requests
         self.requests = 0
         self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as a real server would
-            # Headers and body go out in two writes: without TCP_NODELAY, Nagle plus the
-            # client's delayed ACK adds ~40 ms to every call, which is not tao's cost.
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with server.lock:
-                    server.requests += 1
-                    over = server.requests > server.max_requests
-                if over:
-                    self._send(429, {"error": {"message": "benchmark request bound reached"}})
-                    return
-                request = json.loads(body)
-                time.sleep(server.latency)
-                text = reply_for(request.get("messages", []), server.steps)
-                self._send(
-                    200,
-                    {
-                        "id": "chatcmpl-bench",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": request.get("model", "bench"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                    },
-                )
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        class Server(ThreadingHTTPServer):
-            # The default listen backlog (5) drops connections when 16 clients
-            # connect at once, which would measure the server's queue, not tao.
-            request_queue_size = 256
-
-        self.httpd = Server(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        # A watchdog so that the server stops by itself even if the benchmark hangs.
+        self.server = FakeServer(self._answer, prefix="/v1")
+        self.base_url = self.server.base_url
         self.watchdog = threading.Timer(max_seconds, self.stop)
         self.watchdog.daemon = True
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def _answer(self, request: Request) -> Reply:
+        with self.lock:
+            self.requests += 1
+            over = self.requests > self.max_requests
+        if over:
+            return Reply.json({"error": {"message": "benchmark request bound reached"}}, 429)
+        text = reply_for(request.body.get("messages", []), self.steps)
+        return Reply.json(chat_completion(text, request.body), delay_s=self.latency)
 
     def __enter__(self) -> ModelServer:
-        self.thread.start()
+        self.server.start()
         self.watchdog.start()
         return self
 
@@ -123,8 +79,7 @@ class ModelServer:
 
     def stop(self) -> None:
         self.watchdog.cancel()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
 
 def lookup(key: str) -> str:

@@ -10,7 +10,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -18,6 +17,11 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `pytest` run without `python -m`: tests.fakes must import
+    sys.path.insert(0, str(REPO))
+
+from tests.fakes.http import FakeServer, Reply, Request, chat_completion  # noqa: E402
+
 #: The benchmark data lives beside the checkout, never inside it.
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -145,66 +149,24 @@ class ChatServer:
     paths: list[str] = field(default_factory=list)
 
 
-def _completion(content: str, request: dict[str, Any]) -> dict[str, Any]:
-    prompt_chars = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
-    return {
-        "id": f"chatcmpl-test{len(content)}",
-        "object": "chat.completion",
-        "created": 1_764_000_000,
-        "model": request.get("model", "test"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_chars // 4 + 1,
-            "completion_tokens": len(content) // 4 + 1,
-            "total_tokens": prompt_chars // 4 + len(content) // 4 + 2,
-        },
-    }
-
-
 @pytest.fixture
 def chat_server() -> Iterator[ChatServer]:
     server_state = ChatServer("", [])
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # keep test output clean
-            pass
+    def answer(request: Request) -> Reply:
+        with lock:
+            server_state.requests.append(request.body)
+            server_state.paths.append(request.path)
+            reply = (
+                server_state.replies.pop(0)
+                if server_state.replies
+                else (500, {"error": {"message": "no scripted reply left", "type": "server_error"}})
+            )
+        if isinstance(reply, tuple):
+            return Reply.json(reply[1], reply[0])
+        return Reply.json(chat_completion(reply, request.body))
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            with lock:
-                server_state.requests.append(body)
-                server_state.paths.append(self.path)
-                reply = (
-                    server_state.replies.pop(0)
-                    if server_state.replies
-                    else (
-                        500,
-                        {"error": {"message": "no scripted reply left", "type": "server_error"}},
-                    )
-                )
-            status, payload = reply if isinstance(reply, tuple) else (200, _completion(reply, body))
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server_state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    with FakeServer(answer, prefix="/v1") as server:
+        server_state.base_url = server.base_url
         yield server_state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()

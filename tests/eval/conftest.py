@@ -10,11 +10,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 
 PAGES = [
     {
@@ -149,62 +149,28 @@ def _ask(body: dict[str, Any]) -> Ask:
 
 @pytest.fixture
 def oracle() -> Iterator[Callable[[Callable[[Ask], str]], OracleServer]]:
-    servers: list[ThreadingHTTPServer] = []
+    servers: list[FakeServer] = []
 
     def start(respond: Callable[[Ask], str], delay: float = 0.0) -> OracleServer:
         state = OracleServer("", respond, delay=delay)
         lock = threading.Lock()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+        def answer(request: Request) -> Reply:
+            ask = _ask(request.body)
+            with lock:
+                state.asks.append(ask)
+            if state.delay:
+                time.sleep(state.delay)
+            return Reply.json(chat_completion(state.respond(ask), request.body))
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                ask = _ask(body)
-                with lock:
-                    state.asks.append(ask)
-                if state.delay:
-                    time.sleep(state.delay)
-                content = state.respond(ask)
-                prompt = sum(len(str(m.get("content", ""))) for m in ask.messages)
-                payload = {
-                    "id": "chatcmpl-oracle",
-                    "object": "chat.completion",
-                    "created": 1_764_000_000,
-                    "model": body.get("model", "oracle"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                            "logprobs": None,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": prompt // 4 + 1,
-                        "completion_tokens": len(content) // 4 + 1,
-                        "total_tokens": prompt // 4 + len(content) // 4 + 2,
-                    },
-                }
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        servers.append(httpd)
-        state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        server = FakeServer(answer, prefix="/v1").start()
+        servers.append(server)
+        state.base_url = server.base_url
         return state
 
     yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+    for server in servers:
+        server.stop()
 
 
 def scripted(ask: Ask) -> str:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tao import Agent, ModelUnavailableError, Status
+from tao import ModelUnavailableError, Status
 from tao.errors import ModelError
 from tao.models import load_model
 from tao.models.anthropic import AnthropicModel
-from tao.models.base import ToolCall, ToolSpec
+from tao.models.base import ModelRequest, ToolCall, ToolSpec
 
 CALC = ToolSpec(
     "calculator",
@@ -138,7 +138,9 @@ def model(wire: Any, **options: Any) -> AnthropicModel:
 
 def test_text_reply_and_what_the_sdk_sent(wire: Any) -> None:
     wire.json(message([{"type": "text", "text": "Thought: multiply first."}]))
-    reply = model(wire).complete(QUESTION, stop=["Observation:"], temperature=0.0, max_tokens=300)
+    reply = model(wire).complete(
+        ModelRequest(messages=QUESTION, stop=["Observation:"], temperature=0.0, max_tokens=300)
+    )
     assert reply.text == "Thought: multiply first."
     assert (reply.input_tokens, reply.output_tokens, reply.finish_reason) == (512, 58, "stop")
     sent = wire.sent[0]
@@ -158,14 +160,14 @@ def test_text_reply_and_what_the_sdk_sent(wire: Any) -> None:
 
 def test_max_tokens_defaults_because_anthropic_requires_it(wire: Any) -> None:
     wire.json(message([{"type": "text", "text": "hi"}]))
-    model(wire).complete(QUESTION)
+    model(wire).complete(ModelRequest(messages=QUESTION))
     assert wire.bodies[0]["max_tokens"] == 1024
     assert "stop_sequences" not in wire.bodies[0]
 
 
 def test_tool_call_and_the_tools_schema(wire: Any) -> None:
     wire.json(message([use("toolu_01", "17 * 23 + 4")], stop_reason="tool_use"))
-    reply = model(wire).complete(QUESTION, tools=[CALC])
+    reply = model(wire).complete(ModelRequest(messages=QUESTION, tools=[CALC]))
     assert reply.text == ""
     assert reply.finish_reason == "tool_calls"
     assert reply.tool_calls == (
@@ -195,7 +197,7 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
     )
     wire.json(message([{"type": "text", "text": "Final Answer: 391 and 4"}]))
     anthropic = model(wire)
-    first = anthropic.complete(QUESTION, tools=[CALC])
+    first = anthropic.complete(ModelRequest(messages=QUESTION, tools=[CALC]))
     assert [(c.id, c.arguments["expression"]) for c in first.tool_calls] == [
         ("toolu_01", "17*23"),
         ("toolu_02", "2+2"),
@@ -217,7 +219,7 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
         {"role": "tool", "tool_call_id": "toolu_01", "content": "391"},
         {"role": "tool", "tool_call_id": "toolu_02", "content": "4"},
     ]
-    second = anthropic.complete(history, tools=[CALC])
+    second = anthropic.complete(ModelRequest(messages=history, tools=[CALC]))
     assert second.text == "Final Answer: 391 and 4"
     assert wire.bodies[1]["messages"][1:] == [
         {
@@ -241,7 +243,9 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
 def test_streamed_reply_reaches_on_text_in_order(wire: Any) -> None:
     wire.sse(streamed_reply())
     deltas: list[str] = []
-    reply = model(wire).complete(QUESTION, tools=[CALC], on_text=deltas.append)
+    reply = model(wire).complete(
+        ModelRequest(messages=QUESTION, tools=[CALC]), on_text=deltas.append
+    )
     assert deltas == ["I will ", "compute it."]
     assert reply.text == "I will compute it."
     assert reply.tool_calls[0].arguments == {"expression": "17 * 23 + 4"}
@@ -261,9 +265,9 @@ def test_async_text_tool_call_and_stream(wire: Any) -> None:
 
     async def main() -> list[Any]:
         deltas: list[str] = []
-        text = await anthropic.acomplete(QUESTION, stop=["Observation:"])
-        call = await anthropic.acomplete(QUESTION, tools=[CALC])
-        streamed = await anthropic.acomplete(QUESTION, on_text=deltas.append)
+        text = await anthropic.acomplete(ModelRequest(messages=QUESTION, stop=["Observation:"]))
+        call = await anthropic.acomplete(ModelRequest(messages=QUESTION, tools=[CALC]))
+        streamed = await anthropic.acomplete(ModelRequest(messages=QUESTION), on_text=deltas.append)
         return [text, call, streamed, deltas]
 
     text, call, streamed, deltas = asyncio.run(main())
@@ -286,7 +290,7 @@ def test_error_status_is_one_clear_line(wire: Any) -> None:
         status=400,
     )
     with pytest.raises(ModelError, match="rejected the request: messages: at least one message"):
-        model(wire).complete(QUESTION)
+        model(wire).complete(ModelRequest(messages=QUESTION))
 
 
 def test_bad_key_and_async_errors(wire: Any) -> None:
@@ -300,20 +304,20 @@ def test_bad_key_and_async_errors(wire: Any) -> None:
     wire.json({"type": "error", "error": {"type": "api_error", "message": "Internal"}}, status=500)
     anthropic = model(wire, max_retries=0)
     with pytest.raises(ModelError, match="API key was rejected \\(invalid x-api-key\\)"):
-        anthropic.complete(QUESTION)
+        anthropic.complete(ModelRequest(messages=QUESTION))
     with pytest.raises(ModelError, match="server answered 500 \\(Internal\\)"):
-        asyncio.run(anthropic.acomplete(QUESTION))
+        asyncio.run(anthropic.acomplete(ModelRequest(messages=QUESTION)))
 
 
 def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
     wire.json(limited, status=429, headers={"retry-after-ms": "1"})
     wire.json(message([{"type": "text", "text": "after the wait"}]))
-    assert model(wire).complete(QUESTION).text == "after the wait"
+    assert model(wire).complete(ModelRequest(messages=QUESTION)).text == "after the wait"
     assert len(wire.sent) == 2 and wire.bodies[0] == wire.bodies[1]
     wire.json(limited, status=429, headers={"retry-after-ms": "1"})
     with pytest.raises(ModelError, match="rate limited"):
-        model(wire, max_retries=0).complete(QUESTION)
+        model(wire, max_retries=0).complete(ModelRequest(messages=QUESTION))
 
 
 def test_model_that_refuses_temperature_is_asked_again_without_it(wire: Any) -> None:
@@ -330,19 +334,20 @@ def test_model_that_refuses_temperature_is_asked_again_without_it(wire: Any) -> 
     wire.json(message([{"type": "text", "text": "ok"}]))
     wire.json(message([{"type": "text", "text": "ok again"}]))
     anthropic = model(wire)
-    assert anthropic.complete(QUESTION).text == "ok"
-    assert anthropic.complete(QUESTION).text == "ok again"
+    assert anthropic.complete(ModelRequest(messages=QUESTION)).text == "ok"
+    assert anthropic.complete(ModelRequest(messages=QUESTION)).text == "ok again"
     assert "temperature" in wire.bodies[0]
     assert all("temperature" not in body for body in wire.bodies[1:])
 
 
-def test_native_async_run_end_to_end(wire: Any) -> None:
+def test_native_async_run_end_to_end(wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tao.agent import Agent
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")  # the run config holds no secrets
     wire.json(message([use("toolu_01", "17 * 23 + 4")], stop_reason="tool_use"))
     finish = {"type": "tool_use", "id": "toolu_02", "name": "finish", "input": {"answer": "395"}}
     wire.json(message([finish], stop_reason="tool_use"))
-    agent = Agent(
-        "anthropic:claude-sonnet-5", ["calc"], base_url=wire.base_url, record=False, api_key="k"
-    )
+    agent = Agent("anthropic:claude-sonnet-5", ["calc"], base_url=wire.base_url, record=False)
     result = asyncio.run(agent.arun("What is 17 * 23 + 4?"))
     assert (result.status, result.answer) == (Status.FINISHED, "395")
     tools = [tool["name"] for tool in wire.bodies[0]["tools"]]
@@ -365,18 +370,21 @@ def test_spec_and_key_from_the_environment(wire: Any, monkeypatch: pytest.Monkey
     assert isinstance(loaded, AnthropicModel) and loaded.name == "anthropic:claude-haiku-5-5"
     assert loaded.supports_tools and loaded.supports_stop and not loaded.supports_grammar
     wire.json(message([{"type": "text", "text": "hi"}]))
-    assert loaded.complete(QUESTION).text == "hi"
+    assert loaded.complete(ModelRequest(messages=QUESTION)).text == "hi"
     assert wire.sent[0].headers["authorization"] == "Bearer sk-ant-env"
 
 
-def test_streamed_native_run_shows_text_as_it_arrives(wire: Any) -> None:
+def test_streamed_native_run_shows_text_as_it_arrives(
+    wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tao.agent import Agent
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")  # the run config holds no secrets
     from tao.events import FinalEvent, TextDelta
 
     wire.sse(streamed_reply())
     wire.sse(streamed_reply(("Done.",), ("toolu_02", "finish"), ('{"answer": ', '"395"}')))
-    agent = Agent(
-        "anthropic:claude-sonnet-5", ["calc"], base_url=wire.base_url, record=False, api_key="k"
-    )
+    agent = Agent("anthropic:claude-sonnet-5", ["calc"], base_url=wire.base_url, record=False)
     events = list(agent.stream("What is 17 * 23 + 4?"))
     texts = [e.text for e in events if isinstance(e, TextDelta)]
     assert texts == ["I will ", "compute it.", "Done."]
@@ -394,4 +402,4 @@ def test_unreachable_server_names_the_host() -> None:
         "claude-sonnet-5", base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=0
     )
     with pytest.raises(ModelError, match=f"cannot reach http://127.0.0.1:{port}"):
-        anthropic.complete(QUESTION)
+        anthropic.complete(ModelRequest(messages=QUESTION))

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tao import Agent, ModelUnavailableError, Status
+from tao import ModelUnavailableError, Status
 from tao.errors import ModelError
 from tao.models import load_model
-from tao.models.base import ToolSpec
+from tao.models.base import ModelRequest, ToolSpec
 from tao.models.gemini import GeminiModel
 
 CALC = ToolSpec(
@@ -83,7 +83,9 @@ def model(wire: Any, **options: Any) -> GeminiModel:
 
 def test_text_reply_and_what_the_sdk_sent(wire: Any) -> None:
     wire.json(response([{"text": "Thought: multiply first."}]))
-    reply = model(wire).complete(QUESTION, stop=["Observation:"], temperature=0.0, max_tokens=300)
+    reply = model(wire).complete(
+        ModelRequest(messages=QUESTION, stop=["Observation:"], temperature=0.0, max_tokens=300)
+    )
     assert reply.text == "Thought: multiply first."
     assert (reply.input_tokens, reply.output_tokens, reply.finish_reason) == (96, 52, "stop")
     sent = wire.sent[0]
@@ -102,7 +104,7 @@ def test_text_reply_and_what_the_sdk_sent(wire: Any) -> None:
 
 def test_tool_call_and_the_tools_schema(wire: Any) -> None:
     wire.json(response([call("17 * 23 + 4", "fc_1")]))
-    reply = model(wire).complete(QUESTION, tools=[CALC])
+    reply = model(wire).complete(ModelRequest(messages=QUESTION, tools=[CALC]))
     assert reply.finish_reason == "tool_calls"
     (only,) = reply.tool_calls
     assert (only.id, only.name, only.arguments) == (
@@ -124,7 +126,7 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
     wire.json(response([{"text": "Both at once."}, call("17*23", signed=True), call("2+2")]))
     wire.json(response([{"text": "Final Answer: 391 and 4"}]))
     gemini = model(wire)
-    first = gemini.complete(QUESTION, tools=[CALC])
+    first = gemini.complete(ModelRequest(messages=QUESTION, tools=[CALC]))
     assert [c.arguments["expression"] for c in first.tool_calls] == ["17*23", "2+2"]
     assert len({c.id for c in first.tool_calls}) == 2
     history = [
@@ -144,7 +146,10 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
         {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "391"},
         {"role": "tool", "tool_call_id": first.tool_calls[1].id, "content": "4"},
     ]
-    assert gemini.complete(history, tools=[CALC]).text == "Final Answer: 391 and 4"
+    assert (
+        gemini.complete(ModelRequest(messages=history, tools=[CALC])).text
+        == "Final Answer: 391 and 4"
+    )
     signature = base64.b64encode(SIGNATURE).decode()
     assert wire.bodies[1]["contents"][1:] == [
         {
@@ -185,7 +190,7 @@ def test_calls_from_elsewhere_get_ids_back_and_a_placeholder_signature(wire: Any
         },
         {"role": "tool", "tool_call_id": "fc_7", "content": "2"},
     ]
-    model(wire).complete(history)
+    model(wire).complete(ModelRequest(messages=history))
     model_turn, answer = wire.bodies[0]["contents"][1:]
     assert model_turn["parts"] == [
         {
@@ -201,7 +206,9 @@ def test_calls_from_elsewhere_get_ids_back_and_a_placeholder_signature(wire: Any
 def test_streamed_reply_reaches_on_text_in_order(wire: Any) -> None:
     wire.sse(streamed_reply())
     deltas: list[str] = []
-    reply = model(wire).complete(QUESTION, tools=[CALC], on_text=deltas.append)
+    reply = model(wire).complete(
+        ModelRequest(messages=QUESTION, tools=[CALC]), on_text=deltas.append
+    )
     assert deltas == ["I will ", "compute it."]
     assert reply.text == "I will compute it."
     assert reply.tool_calls[0].id == "fc_1"
@@ -218,9 +225,9 @@ def test_async_text_tool_call_and_stream(wire: Any) -> None:
 
     async def main() -> list[Any]:
         deltas: list[str] = []
-        text = await gemini.acomplete(QUESTION, stop=["Observation:"])
-        tool = await gemini.acomplete(QUESTION, tools=[CALC])
-        streamed = await gemini.acomplete(QUESTION, on_text=deltas.append)
+        text = await gemini.acomplete(ModelRequest(messages=QUESTION, stop=["Observation:"]))
+        tool = await gemini.acomplete(ModelRequest(messages=QUESTION, tools=[CALC]))
+        streamed = await gemini.acomplete(ModelRequest(messages=QUESTION), on_text=deltas.append)
         return [text, tool, streamed, deltas]
 
     text, tool, streamed, deltas = asyncio.run(main())
@@ -242,7 +249,7 @@ def test_error_status_is_one_clear_line(wire: Any) -> None:
         status=400,
     )
     with pytest.raises(ModelError, match="rejected the request: \\* GenerateContentRequest"):
-        model(wire).complete(QUESTION)
+        model(wire).complete(ModelRequest(messages=QUESTION))
 
 
 def test_bad_key_and_async_errors(wire: Any) -> None:
@@ -262,9 +269,9 @@ def test_bad_key_and_async_errors(wire: Any) -> None:
     )
     gemini = model(wire, max_retries=0)
     with pytest.raises(ModelError, match="API key was rejected"):
-        gemini.complete(QUESTION)
+        gemini.complete(ModelRequest(messages=QUESTION))
     with pytest.raises(ModelError, match="not found \\(models/nope is not found\\)"):
-        asyncio.run(gemini.acomplete(QUESTION))
+        asyncio.run(gemini.acomplete(ModelRequest(messages=QUESTION)))
 
 
 def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
@@ -277,11 +284,14 @@ def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
     }
     wire.json(limited, status=429)
     wire.json(response([{"text": "after the wait"}]))
-    assert model(wire, retry_delay_s=0.01).complete(QUESTION).text == "after the wait"
+    assert (
+        model(wire, retry_delay_s=0.01).complete(ModelRequest(messages=QUESTION)).text
+        == "after the wait"
+    )
     assert len(wire.sent) == 2 and wire.bodies[0] == wire.bodies[1]
     wire.json(limited, status=429)
     with pytest.raises(ModelError, match="rate limited"):
-        model(wire, max_retries=0).complete(QUESTION)
+        model(wire, max_retries=0).complete(ModelRequest(messages=QUESTION))
 
 
 def test_unreachable_server_names_the_host() -> None:
@@ -292,16 +302,17 @@ def test_unreachable_server_names_the_host() -> None:
         port = sock.getsockname()[1]
     gemini = GeminiModel("g", base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=0)
     with pytest.raises(ModelError, match=f"cannot reach http://127.0.0.1:{port}"):
-        gemini.complete(QUESTION)
+        gemini.complete(ModelRequest(messages=QUESTION))
 
 
-def test_native_async_run_end_to_end(wire: Any) -> None:
+def test_native_async_run_end_to_end(wire: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tao.agent import Agent
+
+    monkeypatch.setenv("GEMINI_API_KEY", "k")  # the run config holds no secrets
     wire.json(response([call("17 * 23 + 4", "fc_1")]))
     finish = {"functionCall": {"id": "fc_2", "name": "finish", "args": {"answer": "395"}}}
     wire.json(response([finish]))
-    agent = Agent(
-        "gemini:gemini-3.8-flash", ["calc"], base_url=wire.base_url, record=False, api_key="k"
-    )
+    agent = Agent("gemini:gemini-3.8-flash", ["calc"], base_url=wire.base_url, record=False)
     result = asyncio.run(agent.arun("What is 17 * 23 + 4?"))
     assert (result.status, result.answer) == (Status.FINISHED, "395")
     names = [d["name"] for d in wire.bodies[0]["tools"][0]["functionDeclarations"]]
@@ -322,19 +333,22 @@ def test_spec_and_key_from_the_environment(wire: Any, monkeypatch: pytest.Monkey
     assert isinstance(loaded, GeminiModel) and loaded.name == "gemini:gemini-3.8-flash"
     assert loaded.supports_tools and loaded.supports_stop and not loaded.supports_grammar
     wire.json(response([{"text": "hi"}]))
-    assert loaded.complete(QUESTION).text == "hi"
+    assert loaded.complete(ModelRequest(messages=QUESTION)).text == "hi"
     assert wire.sent[0].headers["x-goog-api-key"] == "AIza-env"
 
 
-def test_streamed_native_run_shows_text_as_it_arrives(wire: Any) -> None:
+def test_streamed_native_run_shows_text_as_it_arrives(
+    wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tao.agent import Agent
+
+    monkeypatch.setenv("GEMINI_API_KEY", "k")  # the run config holds no secrets
     from tao.events import FinalEvent, TextDelta
 
     wire.sse(streamed_reply())
     finish = {"functionCall": {"id": "fc_2", "name": "finish", "args": {"answer": "395"}}}
     wire.sse(sse(response([{"text": "Done."}], finish=None, usage=False), response([finish])))
-    agent = Agent(
-        "gemini:gemini-3.8-flash", ["calc"], base_url=wire.base_url, record=False, api_key="k"
-    )
+    agent = Agent("gemini:gemini-3.8-flash", ["calc"], base_url=wire.base_url, record=False)
     events = list(agent.stream("What is 17 * 23 + 4?"))
     texts = [e.text for e in events if isinstance(e, TextDelta)]
     assert texts == ["I will ", "compute it.", "Done."]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tao.errors import ModelError, ModelUnavailableError
+from tao.models import ModelRequest
 from tao.models.install import (
     install_command,
     model_is_installed,
@@ -70,16 +71,16 @@ def test_prefix_reuse_and_naive_baseline() -> None:
         {"role": "system", "content": "You answer in one short line."},
         {"role": "user", "content": "Name a primary colour."},
     ]
-    first = model.complete(messages, max_tokens=8)
+    first = model.complete(ModelRequest(messages=messages, max_tokens=8))
     assert first.text and first.output_tokens <= 8
     messages += [
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": "Another one?"},
     ]
-    second = model.complete(messages, max_tokens=8)
+    second = model.complete(ModelRequest(messages=messages, max_tokens=8))
     assert second.evaluated_tokens is not None
     assert second.evaluated_tokens < second.input_tokens - first.input_tokens + 8
-    naive = LocalModel(reuse_cache=False).complete(messages, max_tokens=8)
+    naive = LocalModel(reuse_cache=False).complete(ModelRequest(messages=messages, max_tokens=8))
     assert naive.evaluated_tokens == naive.input_tokens == second.input_tokens
     assert naive.text == second.text  # temperature 0: same reply either way
 
@@ -91,9 +92,9 @@ def test_stop_and_max_tokens_are_honoured() -> None:
 
     model = LocalModel()
     counting = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
-    reply = model.complete(counting, stop=["5"])
+    reply = model.complete(ModelRequest(messages=counting, stop=["5"]))
     assert "4" in reply.text and "5" not in reply.text
-    assert model.complete(counting, max_tokens=2).output_tokens == 2
+    assert model.complete(ModelRequest(messages=counting, max_tokens=2)).output_tokens == 2
 
 
 @pytest.mark.local_model

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from tao import Agent, ModelUnavailableError, Status
+from tao import ModelUnavailableError, Status
 from tao.errors import ModelError
 from tao.models import load_model
-from tao.models.base import ToolCall, ToolSpec
+from tao.models.base import ModelRequest, ToolCall, ToolSpec
 from tao.models.openai import OpenAIModel
+from tao.models.sdk import Connection
 
 
 def test_messages_stop_and_temperature_arrive_as_sent_L3(chat_server: Any) -> None:
+    from tao.agent import Agent
+
     chat_server.replies = [
         "Thought: compute\nAction: calculator[17 * 23 + 4]",
         "Thought: done\nAction: finish[395]",
@@ -44,6 +48,8 @@ def test_messages_stop_and_temperature_arrive_as_sent_L3(chat_server: Any) -> No
 
 
 def test_stop_sequence_follows_the_language_L3_L8(chat_server: Any) -> None:
+    from tao.agent import Agent
+
     chat_server.replies = ["考え：終わり\n答え：144"]
     Agent(
         "openai:m",
@@ -57,6 +63,8 @@ def test_stop_sequence_follows_the_language_L3_L8(chat_server: Any) -> None:
 
 
 def test_server_that_rejects_stop_gets_a_client_side_cut_L3(chat_server: Any) -> None:
+    from tao.agent import Agent
+
     rejection = (
         400,
         {
@@ -88,11 +96,13 @@ def test_server_error_is_a_clear_model_error(chat_server: Any) -> None:
     chat_server.replies = [(503, {"error": {"message": "overloaded", "type": "server_error"}})]
     model = OpenAIModel("m", base_url=chat_server.base_url, max_retries=0)
     with pytest.raises(ModelError, match="server answered 503 \\(overloaded\\)"):
-        model.complete([{"role": "user", "content": "hi"}])
+        model.complete(ModelRequest(messages=[{"role": "user", "content": "hi"}]))
 
 
 def test_unreachable_server_ends_the_run_with_status_error() -> None:
     import socket
+
+    from tao.agent import Agent
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
@@ -114,7 +124,9 @@ def test_key_and_base_url_from_the_environment(
     monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-from-env")
     chat_server.replies = ["Final Answer: hi"]
-    reply = load_model("openai:gpt-4o-mini").complete([{"role": "user", "content": "hi"}])
+    reply = load_model("openai:gpt-4o-mini").complete(
+        ModelRequest(messages=[{"role": "user", "content": "hi"}])
+    )
     assert reply.text == "Final Answer: hi"
 
 
@@ -214,9 +226,17 @@ def test_tool_call_and_the_tools_schema(wire: Any) -> None:
     wire.json(
         completion(None, [function("call_Abc1", '{"expression": "17 * 23 + 4"}')], "tool_calls")
     )
-    model = OpenAIModel("gpt-4o-mini", api_key="sk-test", max_retries=0)
-    model._client = model._client.with_options(base_url=f"{wire.base_url}/v1")  # as OpenAI itself
-    reply = model.complete(QUESTION, tools=[CALC], max_tokens=200, stop=["Observation:"])
+
+    class AsOpenAIItself(OpenAIModel):
+        """No base_url, as for OpenAI itself, yet its client reaches the wire server."""
+
+        def _client(self, connection: Connection) -> Any:
+            return super()._client(replace(connection, base_url=f"{wire.base_url}/v1"))
+
+    model = AsOpenAIItself("gpt-4o-mini", api_key="sk-test", max_retries=0)
+    reply = model.complete(
+        ModelRequest(messages=QUESTION, tools=[CALC], max_tokens=200, stop=["Observation:"])
+    )
     assert reply.tool_calls == (
         ToolCall(
             "call_Abc1",
@@ -257,7 +277,7 @@ def test_parallel_calls_and_history_go_back_as_the_loop_wrote_them(wire: Any) ->
     wire.json(completion("Both at once.", calls, "tool_calls"))
     wire.json(completion("Final Answer: 391"))
     model = OpenAIModel("qwen2.5", base_url=f"{wire.base_url}/v1")
-    first = model.complete(QUESTION, tools=[CALC])
+    first = model.complete(ModelRequest(messages=QUESTION, tools=[CALC]))
     assert [c.id for c in first.tool_calls] == ["call_1", "call_2"]
     # JSON that does not decode: no exception, empty arguments, the text kept (L4).
     assert first.tool_calls[1].arguments == {}
@@ -268,7 +288,7 @@ def test_parallel_calls_and_history_go_back_as_the_loop_wrote_them(wire: Any) ->
         {"role": "tool", "tool_call_id": "call_1", "content": "391"},
         {"role": "tool", "tool_call_id": "call_2", "content": "Error: arguments are not JSON"},
     ]
-    assert model.complete(history, tools=[CALC]).text == "Final Answer: 391"
+    assert model.complete(ModelRequest(messages=history, tools=[CALC])).text == "Final Answer: 391"
     assert wire.bodies[1]["messages"] == history
 
 
@@ -276,7 +296,7 @@ def test_streamed_reply_assembles_text_calls_and_usage(wire: Any) -> None:
     wire.sse(streamed_tool_call())
     deltas: list[str] = []
     model = OpenAIModel("qwen2.5", base_url=f"{wire.base_url}/v1")
-    reply = model.complete(QUESTION, tools=[CALC], on_text=deltas.append)
+    reply = model.complete(ModelRequest(messages=QUESTION, tools=[CALC]), on_text=deltas.append)
     assert deltas == ["I will ", "compute it."]
     assert reply.text == "I will compute it."
     assert reply.tool_calls == (
@@ -300,9 +320,11 @@ def test_async_text_tool_call_and_stream(wire: Any) -> None:
 
     async def main() -> list[Any]:
         deltas: list[str] = []
-        text = await model.acomplete(QUESTION, stop=["Observation:"], max_tokens=64)
-        tool = await model.acomplete(QUESTION, tools=[CALC])
-        streamed = await model.acomplete(QUESTION, on_text=deltas.append)
+        text = await model.acomplete(
+            ModelRequest(messages=QUESTION, stop=["Observation:"], max_tokens=64)
+        )
+        tool = await model.acomplete(ModelRequest(messages=QUESTION, tools=[CALC]))
+        streamed = await model.acomplete(ModelRequest(messages=QUESTION), on_text=deltas.append)
         return [text, tool, streamed, deltas]
 
     text, tool, streamed, deltas = asyncio.run(main())
@@ -327,8 +349,14 @@ def test_server_that_refuses_streaming_answers_whole_replies(wire: Any) -> None:
     wire.json(completion("again whole"))
     model = OpenAIModel("local", base_url=f"{wire.base_url}/v1")
     deltas: list[str] = []
-    assert model.complete(QUESTION, tools=[CALC], on_text=deltas.append).text == "Thought: whole"
-    assert asyncio.run(model.acomplete(QUESTION, on_text=deltas.append)).text == "again whole"
+    assert (
+        model.complete(ModelRequest(messages=QUESTION, tools=[CALC]), on_text=deltas.append).text
+        == "Thought: whole"
+    )
+    assert (
+        asyncio.run(model.acomplete(ModelRequest(messages=QUESTION), on_text=deltas.append)).text
+        == "again whole"
+    )
     assert deltas == ["Thought: whole", "again whole"]  # once each, whole
     assert wire.bodies[0]["stream"] is True
     assert all("stream" not in body for body in wire.bodies[1:])
@@ -352,9 +380,9 @@ def test_client_error_and_async_errors_are_one_line(wire: Any) -> None:
     )
     model = OpenAIModel("gpt-9", base_url=f"{wire.base_url}/v1", max_retries=0)
     with pytest.raises(ModelError, match="not found \\(The model `gpt-9` does not exist"):
-        model.complete(QUESTION)
+        model.complete(ModelRequest(messages=QUESTION))
     with pytest.raises(ModelError, match="API key was rejected \\(Incorrect API key provided\\)"):
-        asyncio.run(model.acomplete(QUESTION, on_text=print))
+        asyncio.run(model.acomplete(ModelRequest(messages=QUESTION), on_text=print))
 
 
 def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
@@ -369,15 +397,19 @@ def test_rate_limit_is_retried_by_the_sdk(wire: Any) -> None:
     wire.json(limited, status=429, headers={"retry-after-ms": "1"})
     wire.json(completion("after the wait"))
     model = OpenAIModel("gpt-4o-mini", base_url=f"{wire.base_url}/v1")
-    assert model.complete(QUESTION).text == "after the wait"
+    assert model.complete(ModelRequest(messages=QUESTION)).text == "after the wait"
     assert len(wire.sent) == 2 and wire.bodies[0] == wire.bodies[1]
     assert wire.sent[1].headers["x-stainless-retry-count"] == "1"
     wire.json(limited, status=429, headers={"retry-after-ms": "1"})
     with pytest.raises(ModelError, match="rate limited"):
-        OpenAIModel("m", base_url=f"{wire.base_url}/v1", max_retries=0).complete(QUESTION)
+        OpenAIModel("m", base_url=f"{wire.base_url}/v1", max_retries=0).complete(
+            ModelRequest(messages=QUESTION)
+        )
 
 
 def test_native_run_end_to_end(wire: Any) -> None:
+    from tao.agent import Agent
+
     wire.json(completion(None, [function("call_1", '{"expression": "17 * 23 + 4"}')], "tool_calls"))
     wire.json(completion(None, [function("call_2", '{"answer": "395"}', "finish")], "tool_calls"))
     agent = Agent("openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False)
@@ -392,6 +424,8 @@ def test_native_run_end_to_end(wire: Any) -> None:
 
 
 def test_streamed_native_run_shows_text_as_it_arrives(wire: Any) -> None:
+    from tao.agent import Agent
+
     from tao.events import FinalEvent, TextDelta
 
     wire.sse(streamed_tool_call())

@@ -8,16 +8,16 @@ import pytest
 
 from tao import ModelSpecError
 from tao.errors import ModelError
-from tao.models import load_model
+from tao.models import ModelRequest, load_model
 
 
 def test_replies_are_consumed_in_order_then_a_clear_error(tmp_path: Path) -> None:
     script = tmp_path / "r.json"
     script.write_text('["one", "two"]')
     model = load_model(f"replay:{script}")
-    assert [model.complete([]).text for _ in range(2)] == ["one", "two"]
+    assert [model.complete(ModelRequest(messages=[])).text for _ in range(2)] == ["one", "two"]
     with pytest.raises(ModelError, match=r"no reply left for model call 3 \(it holds 2\)"):
-        model.complete([])
+        model.complete(ModelRequest(messages=[]))
 
 
 @pytest.mark.parametrize(

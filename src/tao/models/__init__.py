@@ -16,9 +16,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from tao.errors import ModelSpecError
-from tao.models.base import Message, Model, ModelReply, ModelRequest
+from tao.models.base import Message, Model, ModelReply, ModelRequest, OnText, ToolCall, ToolSpec
 
-__all__ = ["SPEC_FORMS", "Message", "Model", "ModelReply", "ModelRequest", "load_model"]
+__all__ = [
+    "SPEC_FORMS",
+    "Message",
+    "Model",
+    "ModelReply",
+    "ModelRequest",
+    "OnText",
+    "ToolCall",
+    "ToolSpec",
+    "load_model",
+]
 
 SPEC_FORMS = (
     "local, local:PATH.gguf, openai:MODEL (with --base-url for any compatible server), "

@@ -4,7 +4,7 @@ Set ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``); ``base_url`` (``--base-url``)
 points it at a proxy or a test server.
 
     model = GeminiModel("gemini-3.8-flash")
-    reply = model.complete(messages, tools=[ToolSpec("calculator", "...", schema)])
+    reply = model.complete(ModelRequest(messages=messages, tools=[calculator_spec]))
 
 The loop's OpenAI-shaped history is translated here: system messages become the
 ``system_instruction``, assistant ``tool_calls`` become ``function_call`` parts
@@ -20,11 +20,11 @@ import json
 import os
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from tao.errors import ModelError, ModelUnavailableError
-from tao.models._common import PerLoop, decode_arguments, finish_reason
-from tao.models.base import Completion, Message, OnText, ToolCall, ToolSpec
+from tao.models import sdk
+from tao.models.base import Message, ModelReply, ModelRequest, OnText
 
 if TYPE_CHECKING:
     from google.genai import Client
@@ -36,23 +36,23 @@ MADE_UP_ID = "tao-call-"
 NO_SIGNATURE = b"skip_thought_signature_validator"
 #: Gemini accepts at most five stop sequences.
 MAX_STOP = 5
+#: Exceptions of these HTTP libraries mean the server could not be reached.
+TRANSPORTS = frozenset({"httpx", "httpx2", "aiohttp"})
+
+#: A part of a Gemini ``Content``; thought signatures are bytes, so this is not JSON.
+Part = dict[str, object]
 
 
-class GeminiModel:
-    """``generateContent``: native function calling, parallel calls, streaming, async."""
+class Content(TypedDict):
+    role: str
+    parts: list[Part]
 
-    supports_grammar = False
-    supports_tools = True
+
+class GeminiModel(sdk.SdkModel["Client"]):
+    """``generateContent``: native function calling, parallel calls, streaming."""
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        retry_delay_s: float = 1.0,
+        self, model: str, *, retry_delay_s: float = 1.0, **options: Unpack[sdk.Options]
     ) -> None:
         try:
             from google import genai
@@ -61,209 +61,133 @@ class GeminiModel:
             raise ModelUnavailableError(
                 "the google-genai SDK is missing: pip install 'tao[gemini]'"
             ) from None
-        api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        self._genai, self._errors, self._types = genai, errors, types
+        api_key = (
+            options.get("api_key")
+            or os.environ.get("GEMINI_API_KEY")
+            or os.environ.get("GOOGLE_API_KEY")
+        )
         if not api_key:
             raise ModelUnavailableError("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
-        self.name = f"gemini:{model}"
-        self.model = model
-        self.base_url = base_url
-        self.supports_stop = True
-        self._errors = errors
+        self.retry_delay_s = retry_delay_s
         self._signatures: dict[str, bytes] = {}
+        connection = sdk.Connection.of(options, options.get("base_url"), api_key)
+        super().__init__(f"gemini:{model}", model, connection, "generativelanguage.googleapis.com")
+
+    def _client(self, connection: sdk.Connection) -> Client:
+        delay, types = self.retry_delay_s, self._types
         options = types.HttpOptions(
-            base_url=base_url,
-            timeout=round(timeout_s * 1000),
+            base_url=connection.base_url,
+            timeout=round(connection.timeout_s * 1000),
             retry_options=types.HttpRetryOptions(
-                attempts=max_retries + 1,  # 429, 408 and 5xx, with exponential backoff
-                initial_delay=retry_delay_s,
-                max_delay=max(retry_delay_s, 30.0 * retry_delay_s),
-                jitter=retry_delay_s,
+                attempts=connection.max_retries + 1,  # 429, 408 and 5xx, exponential backoff
+                initial_delay=delay,
+                max_delay=max(delay, 30.0 * delay),
+                jitter=delay,
             ),
         )
+        return self._genai.Client(vertexai=False, api_key=connection.api_key, http_options=options)
 
-        def client() -> Client:
-            return genai.Client(vertexai=False, api_key=api_key, http_options=options)
-
-        self._client = client()
-        self._aclients = PerLoop(client)
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        request = self._request(messages, stop, temperature, max_tokens, tools)
-        models = self._client.models
-        while True:
-            reply = _Reply(self._signatures)
-            try:
-                if on_text is None:
-                    reply.add(models.generate_content(**request), None)
-                else:
-                    for chunk in models.generate_content_stream(**request):
-                        reply.add(chunk, on_text)
-                return reply.completion(self.name)
-            except Exception as error:
-                self._adapt(request, error)
-
-    async def acomplete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        request = self._request(messages, stop, temperature, max_tokens, tools)
-        models = self._aclients.get().aio.models
-        while True:
-            reply = _Reply(self._signatures)
-            try:
-                if on_text is None:
-                    reply.add(await models.generate_content(**request), None)
-                else:
-                    async for chunk in await models.generate_content_stream(**request):
-                        reply.add(chunk, on_text)
-                return reply.completion(self.name)
-            except Exception as error:
-                self._adapt(request, error)
-
-    def _request(
-        self,
-        messages: Sequence[Message],
-        stop: Sequence[str],
-        temperature: float,
-        max_tokens: int | None,
-        tools: Sequence[ToolSpec] | None,
-    ) -> dict[str, Any]:
-        system, contents = to_gemini(messages, self._signatures)
-        config: dict[str, Any] = {"temperature": temperature}
-        if max_tokens is not None:
-            config["max_output_tokens"] = max_tokens
-        if stop and self.supports_stop:
-            config["stop_sequences"] = list(stop)[:MAX_STOP]
+    def _call(self, request: ModelRequest, stream: bool) -> sdk.SdkCall:
+        system, contents = to_gemini(request.messages, self._signatures)
+        config: dict[str, object] = {"temperature": request.temperature}
+        uses: list[str] = []
+        if request.max_tokens is not None:
+            config["max_output_tokens"] = request.max_tokens
+        if request.stop and "stop" not in self.refused:
+            config["stop_sequences"] = list(request.stop)[:MAX_STOP]
+            uses.append("stop")
         if system:
             config["system_instruction"] = system
-        if tools:
+        if request.tools:
             declarations = [
                 {
                     "name": t.name,
                     "description": t.description,
                     "parameters_json_schema": t.parameters,
                 }
-                for t in tools
+                for t in request.tools
             ]
             config["tools"] = [{"function_declarations": declarations}]
             config["automatic_function_calling"] = {"disable": True}
-        return {"model": self.model, "contents": contents, "config": config}
+        if request.timeout_s is not None:
+            config["http_options"] = {"timeout": round(request.timeout_s * 1000)}
+        kwargs: dict[str, object] = {"model": self.model, "contents": contents, "config": config}
+        return sdk.SdkCall(kwargs, tuple(uses), stream)
 
-    def _adapt(self, request: dict[str, Any], error: Exception) -> None:
-        """Drop ``stop_sequences`` if refused, and remember; else one clear line."""
-        errors, name = self._errors, self.name
-        if not isinstance(error, errors.APIError):
-            if type(error).__module__.split(".")[0] in {"httpx", "httpx2", "aiohttp"}:
-                where = self.base_url or "generativelanguage.googleapis.com"
-                raise ModelError(f"{name}: cannot reach {where} ({error})") from None
-            raise error
-        config = request["config"]
-        said = " ".join(str(error.message or error.details).split())
-        if error.code == 400 and "stop_sequences" in config and "stop" in said.lower():
-            self.supports_stop = False  # the loop cuts client-side (L3)
-            del config["stop_sequences"]
-            return
-        if error.code == 401 or (error.code == 400 and "api key" in said.lower()):
-            raise ModelError(f"{name}: the API key was rejected ({said})") from None
-        if error.code == 403:
-            raise ModelError(f"{name}: permission denied ({said})") from None
-        if error.code == 404:
-            raise ModelError(f"{name}: model or endpoint not found ({said})") from None
-        if error.code == 429:
-            raise ModelError(f"{name}: rate limited, retries exhausted ({said})") from None
-        if error.code == 400:
-            raise ModelError(f"{name} rejected the request: {said}") from None
-        raise ModelError(f"{name}: server answered {error.code} ({said})") from None
+    async def _send(self, client: Client, call: sdk.SdkCall, on_text: OnText | None) -> ModelReply:
+        models = client.aio.models
+        reply = _Reply(self._signatures, sdk.Draft(on_text))
+        if not call.stream:
+            reply.add(await models.generate_content(**call.kwargs))
+        else:
+            async for chunk in await models.generate_content_stream(**call.kwargs):
+                reply.add(chunk)
+        return reply.reply(self.name)
+
+    def _failure(self, error: Exception) -> sdk.Failure | None:
+        if isinstance(error, self._errors.APIError):
+            said = sdk.one_line(error.message or error.details)
+            status = error.code
+            if status == 400 and "api key" in said.lower():
+                status = 401  # Gemini answers a bad key with 400
+            return sdk.Failure("status", said, status=status)
+        if type(error).__module__.split(".")[0] in TRANSPORTS:
+            timed_out = "Timeout" in type(error).__name__
+            return sdk.Failure("timeout" if timed_out else "connection", sdk.one_line(error))
+        return None
 
 
 def to_gemini(
     messages: Sequence[Message], signatures: dict[str, bytes]
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[str, list[Content]]:
     """The loop's OpenAI-shaped history as Gemini's ``system_instruction`` and ``contents``."""
-    system: list[str] = []
-    contents: list[dict[str, Any]] = []
+    history = sdk.History[Part]()
     names: dict[str, str] = {}  # call id -> function name, for the responses
-
-    def push(role: str, parts: list[dict[str, Any]]) -> None:
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        elif parts:
-            contents.append({"role": role, "parts": parts})
-
-    for message in messages:
-        role, text = message.get("role"), _text(message.get("content"))
-        if role in ("system", "developer"):
-            system.append(text)
-        elif role == "tool":
+    for role, text, message in history.read(messages):
+        if role == "tool":
             call_id = str(message.get("tool_call_id", ""))
-            answer: dict[str, Any] = {"name": names.get(call_id, ""), "response": {"output": text}}
+            answer: Part = {"name": names.get(call_id, ""), "response": {"output": text}}
             if call_id and not call_id.startswith(MADE_UP_ID):
                 answer["id"] = call_id
-            push("user", [{"function_response": answer}])
+            history.push("user", [{"function_response": answer}])
         elif role == "assistant":
-            parts: list[dict[str, Any]] = [{"text": text}] if text else []
+            parts: list[Part] = [{"text": text}] if text else []
             for index, call in enumerate(message.get("tool_calls") or ()):
                 call_id, function = str(call.get("id", "")), call.get("function") or {}
                 names[call_id] = function.get("name", "")
-                arguments = function.get("arguments")
-                if not isinstance(arguments, dict):
-                    arguments = decode_arguments(arguments or "")
-                part: dict[str, Any] = {
-                    "function_call": {"name": names[call_id], "args": arguments}
-                }
-                if call_id and not call_id.startswith(MADE_UP_ID):
-                    part["function_call"]["id"] = call_id
+                parts.append(_call_part(call_id, names[call_id], function.get("arguments")))
                 signature = signatures.get(call_id, NO_SIGNATURE if index == 0 else None)
                 if signature:
-                    part["thought_signature"] = signature
-                parts.append(part)
-            push("model", parts)
+                    parts[-1]["thought_signature"] = signature
+            history.push("model", parts)
         elif text:
-            push("user", [{"text": text}])
-    return "\n\n".join(s for s in system if s), contents
+            history.push("user", [{"text": text}])
+    contents: list[Content] = [{"role": role, "parts": parts} for role, parts in history.turns]
+    return history.system_text, contents
 
 
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content)
+def _call_part(call_id: str, name: str, arguments: str | None) -> Part:
+    function_call: Part = {"name": name, "args": sdk.decode_arguments(arguments or "")}
+    if call_id and not call_id.startswith(MADE_UP_ID):
+        function_call["id"] = call_id
+    return {"function_call": function_call}
 
 
 class _Reply:
     """A reply read from one response or assembled from streamed chunks."""
 
-    def __init__(self, signatures: dict[str, bytes]) -> None:
+    def __init__(self, signatures: dict[str, bytes], draft: sdk.Draft) -> None:
         self.signatures = signatures
-        self.text: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.finish: str | None = None
+        self.draft = draft
         self.blocked: str | None = None
-        self.input_tokens = self.output_tokens = 0
 
-    def add(self, response: GenerateContentResponse, on_text: OnText | None) -> None:
+    def add(self, response: GenerateContentResponse) -> None:
+        draft = self.draft
         if response.usage_metadata is not None:
             usage = response.usage_metadata
-            self.input_tokens = usage.prompt_token_count or 0
-            self.output_tokens = (usage.candidates_token_count or 0) + (
+            draft.input_tokens = usage.prompt_token_count or 0
+            draft.output_tokens = (usage.candidates_token_count or 0) + (
                 usage.thoughts_token_count or 0
             )
         if not response.candidates:
@@ -273,7 +197,7 @@ class _Reply:
             return
         candidate = response.candidates[0]
         if candidate.finish_reason is not None:
-            self.finish = str(candidate.finish_reason.value)
+            draft.finish = str(candidate.finish_reason.value)
         parts = candidate.content.parts if candidate.content is not None else None
         for part in parts or ():
             if part.thought:
@@ -285,21 +209,12 @@ class _Reply:
                     if len(self.signatures) > 10_000:
                         self.signatures.clear()
                     self.signatures[call_id] = part.thought_signature
-                args = dict(call.args or {})
-                raw = json.dumps(args, ensure_ascii=False)
-                self.calls.append(ToolCall(call_id, call.name or "", args, raw))
-            elif part.text:
-                self.text.append(part.text)
-                if on_text is not None:
-                    on_text(part.text)
+                raw = json.dumps(dict(call.args or {}), ensure_ascii=False)
+                draft.call(call_id, call.name or "", raw)
+            else:
+                draft.text(part.text)
 
-    def completion(self, name: str) -> Completion:
-        if self.blocked and not self.text and not self.calls:
+    def reply(self, name: str) -> ModelReply:
+        if self.blocked and not self.draft.texts and not self.draft.calls:
             raise ModelError(f"{name}: the prompt was blocked ({self.blocked})")
-        return Completion(
-            text="".join(self.text),
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            finish_reason=finish_reason(self.finish, bool(self.calls)),
-            tool_calls=tuple(self.calls),
-        )
+        return self.draft.reply()

@@ -6,11 +6,14 @@
 One ``llama_cpp.Llama`` object is kept per process per model file, so the
 steps of an episode share its KV cache: the transcript only grows, and each
 call prefills only the tokens after the longest common prefix with the
-previous prompt. :attr:`Completion.evaluated_tokens` reports that number.
+previous prompt. :attr:`ModelReply.evaluated_tokens` reports that number.
+
+llama.cpp is CPU-bound and sync by nature: ``complete`` is the one path, and
+``acomplete`` runs it in a worker thread (:class:`tao.models.bridge.SyncFirstModel`).
 
     model = LocalModel()
     reply = model.complete(
-        [{"role": "user", "content": "Say hi"}], stop=["Observation:"], max_tokens=16
+        ModelRequest(messages=[{"role": "user", "content": "Say hi"}], max_tokens=16)
     )
 """
 
@@ -21,10 +24,11 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tao.errors import ModelError, ModelUnavailableError
-from tao.models.base import Completion, Message, OnText, ToolSpec
+from tao.models.base import ModelReply, ModelRequest, OnText
+from tao.models.bridge import SyncFirstModel
 from tao.models.install import (
     MODEL_SHA256,
     default_model_path,
@@ -33,6 +37,9 @@ from tao.models.install import (
     runtime_is_installed,
     verify_model,
 )
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_grammar import LlamaGrammar
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_N_CTX", "LoadedLlama", "LocalModel", "get_llama"]
 
@@ -53,9 +60,9 @@ class LoadedLlama:
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: Prompt tokens processed by the first ``eval`` of the current call.
     evaluated: list[int] = field(default_factory=list)
-    grammars: dict[str, Any] = field(default_factory=dict)
+    grammars: dict[str, LlamaGrammar] = field(default_factory=dict)
 
-    def grammar(self, text: str) -> Any:
+    def grammar(self, text: str) -> LlamaGrammar:
         """Compile (once) and return a ``LlamaGrammar`` for GBNF ``text``."""
         compiled = self.grammars.get(text)
         if compiled is None:
@@ -147,7 +154,7 @@ def _count_prompt_evals(loaded: LoadedLlama) -> None:
     llama.eval = counting_eval
 
 
-class LocalModel:
+class LocalModel(SyncFirstModel):
     """A :class:`tao.models.base.Model` backed by llama.cpp on the CPU.
 
     ``path=None`` is the embedded default model, which must be installed and
@@ -208,33 +215,23 @@ class LocalModel:
     def n_ctx(self) -> int:
         return self._loaded.n_ctx
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         """Generate the assistant's next reply; see :class:`tao.models.base.Model`.
 
         At temperature 0 the seed is fixed; above it, each call takes the next seed of
         a per-model sequence, so samples differ (CoT-SC) yet a run replays identically.
         """
-        if tools:
+        if request.tools:
             raise ModelError(
                 f"{self.name} has no native tool calling; use the text protocol, or serve it "
                 "with `tao serve` and use --protocol native through openai:local"
             )
         loaded = self._loaded
         seed = 0
-        if temperature > 0:
+        if request.temperature > 0:
             self._samples += 1
             seed = self._samples
-        compiled = loaded.grammar(grammar) if grammar else None
+        compiled = loaded.grammar(request.grammar) if request.grammar else None
         with loaded.lock:
             llama = loaded.llama
             if not self.reuse_cache:
@@ -242,10 +239,10 @@ class LocalModel:
             loaded.evaluated.clear()
             try:
                 response = llama.create_chat_completion(
-                    messages=[dict(message) for message in messages],
-                    stop=list(stop),
-                    temperature=temperature,
-                    max_tokens=max_tokens or self.max_tokens,
+                    messages=[dict(message) for message in request.messages],
+                    stop=list(request.stop),
+                    temperature=request.temperature,
+                    max_tokens=request.max_tokens or self.max_tokens,
                     grammar=compiled,
                     seed=seed,
                 )
@@ -258,7 +255,7 @@ class LocalModel:
         text = choice["message"].get("content") or ""
         if on_text is not None and text:
             on_text(text)
-        return Completion(
+        return ModelReply(
             text=text,
             input_tokens=int(usage.get("prompt_tokens", 0)),
             output_tokens=int(usage.get("completion_tokens", 0)),

@@ -17,12 +17,12 @@ a native tool-calling model (``--protocol native``):
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from tao.errors import ModelError, ModelSpecError
-from tao.models.base import Completion, Message, OnText, ToolCall, ToolSpec
+from tao.jsontypes import JSON
+from tao.models.base import ModelReply, ModelRequest, OnText, ToolCall
+from tao.models.bridge import SyncFirstModel
 
 
 def estimate_tokens(text: str) -> int:
@@ -30,7 +30,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-class ReplayModel:
+class ReplayModel(SyncFirstModel):
     """Answers each call with the next reply of a JSON array."""
 
     supports_stop = False
@@ -43,17 +43,7 @@ class ReplayModel:
         self.supports_tools = any(r.tool_calls for r in self.replies)
         self.calls = 0
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         if self.calls >= len(self.replies):
             raise ModelError(
                 f"replay script {self.path} has no reply left for model call {self.calls + 1} "
@@ -63,11 +53,13 @@ class ReplayModel:
         self.calls += 1
         if on_text is not None and reply.text:
             on_text(reply.text)
-        prompt = "".join(str(m.get("content") or "") for m in messages)
-        return Completion(
-            reply.text,
-            estimate_tokens(prompt),
-            estimate_tokens(reply.text + json.dumps([c.arguments for c in reply.tool_calls])),
+        prompt = "".join(str(m.get("content") or "") for m in request.messages)
+        return ModelReply(
+            text=reply.text,
+            input_tokens=estimate_tokens(prompt),
+            output_tokens=estimate_tokens(
+                reply.text + json.dumps([c.arguments for c in reply.tool_calls])
+            ),
             finish_reason="tool_calls" if reply.tool_calls else "stop",
             tool_calls=reply.tool_calls,
         )
@@ -75,27 +67,6 @@ class ReplayModel:
     def advance_to(self, calls: int) -> None:
         """Skip the replies a resumed run already consumed in an earlier process."""
         self.calls = max(self.calls, calls)
-
-    async def acomplete(
-        self,
-        messages: Sequence[Message],
-        *,
-        stop: Sequence[str] = (),
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        grammar: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        return self.complete(
-            messages,
-            stop=stop,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            grammar=grammar,
-            tools=tools,
-            on_text=on_text,
-        )
 
 
 class _Reply:
@@ -123,29 +94,29 @@ def _load(path: Path) -> list[_Reply]:
     return [_reply(item, path, number) for number, item in enumerate(data, 1)]
 
 
-def _reply(item: Any, path: Path, number: int) -> _Reply:
+def _reply(item: JSON, path: Path, number: int) -> _Reply:
     if isinstance(item, str):
         return _Reply(item)
-    if isinstance(item, dict) and isinstance(item.get("content", ""), str | None):
-        calls = item.get("tool_calls") or []
-        if isinstance(calls, list) and all(
-            isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls
-        ):
-            return _Reply(
-                item.get("content") or "",
-                tuple(
-                    ToolCall(
-                        id=str(c.get("id") or f"call_{number}_{i}"),
-                        name=c["name"],
-                        arguments=c.get("arguments")
-                        if isinstance(c.get("arguments"), dict)
-                        else {},
-                        raw_arguments=json.dumps(c.get("arguments", {}), ensure_ascii=False),
-                    )
-                    for i, c in enumerate(calls)
-                ),
-            )
+    if isinstance(item, dict):
+        content, calls = item.get("content"), item.get("tool_calls") or []
+        if isinstance(content, str | None) and isinstance(calls, list):
+            tool_calls = [_tool_call(call, f"call_{number}_{i}") for i, call in enumerate(calls)]
+            if all(tool_calls):
+                return _Reply(content or "", tuple(c for c in tool_calls if c is not None))
     raise ModelSpecError(
         f"replay file {path}, reply {number}: must be a string or "
         '{"content": str, "tool_calls": [{"name": str, "arguments": {...}}]}'
+    )
+
+
+def _tool_call(call: JSON, default_id: str) -> ToolCall | None:
+    """One scripted call, ``{"name": str, "arguments": {...}, "id"?: str}``; None if malformed."""
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    arguments = call.get("arguments", {})
+    return ToolCall(
+        id=str(call.get("id") or default_id),
+        name=str(call["name"]),
+        arguments=arguments if isinstance(arguments, dict) else {},
+        raw_arguments=json.dumps(arguments, ensure_ascii=False),
     )
