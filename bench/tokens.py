@@ -176,10 +176,15 @@ def naive_react(
     transcript = f"Task: {task}\n"
     for _ in range(max_steps):
         reply = model.complete(
-            [{"role": "system", "content": system_prompt}, {"role": "user", "content": transcript}],
-            stop=["Observation:"] if model.supports_stop else (),  # seeds/003 sends it too
-            temperature=0.0,
-            max_tokens=512,
+            ModelRequest(
+                messages=[
+                    {"role": "system", "content": system_prompt},
+                    {"role": "user", "content": transcript},
+                ],
+                stop=["Observation:"] if model.supports_stop else (),  # seeds/003 sends it too
+                temperature=0.0,
+                max_tokens=512,
+            )
         )
         text = reply.text
         match = ACTION.search(text)
