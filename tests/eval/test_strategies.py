@@ -38,7 +38,7 @@ def run(
     )[start : start + limit]
     model = ReplayModel(path)
     result = run_strategy(
-        eval_data.settings(strategy, f"replay:{path}", benchmark=benchmark, **settings),
+        eval_data.config(strategy, f"replay:{path}", benchmark=benchmark, **settings),
         questions,
         store=Store.open(),
         model=model,

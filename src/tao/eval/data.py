@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from tao.errors import TaoError
+from tao.errors import ConfigError
+from tao.eval.metrics import normalize_label
+from tao.jsontypes import JSON, JSONObject
 
 Benchmark = Literal["hotpotqa", "fever"]
 BENCHMARKS: tuple[Benchmark, ...] = ("hotpotqa", "fever")
 
 
-class EvalDataError(TaoError, ValueError):
+class EvalDataError(ConfigError):
     """A questions file that is missing or malformed; the message names file and line."""
 
 
@@ -54,7 +56,7 @@ def _read(path: Path) -> bytes:
         raise EvalDataError(f"cannot read questions file {path}: {error.strerror}") from None
 
 
-def _text_field(row: dict[str, Any], names: tuple[str, ...], where: str) -> str:
+def _text_field(row: JSONObject, names: tuple[str, ...], where: str) -> str:
     for name in names:
         value = row.get(name)
         if isinstance(value, str) and value.strip():
@@ -72,7 +74,7 @@ def _load_hotpotqa(path: Path) -> list[Question]:
             continue
         where = f"{path}:{number}"
         try:
-            row = json.loads(raw.decode("utf-8"))
+            row: JSON = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
             raise EvalDataError(f"{where}: not UTF-8 text") from None
         except json.JSONDecodeError as error:
@@ -90,30 +92,12 @@ def _load_hotpotqa(path: Path) -> list[Question]:
 
 def _load_fever(path: Path) -> list[Question]:
     """A JSON array (or JSONL) of ``{"id", "claim", "label"}`` objects."""
-    raw = _read(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise EvalDataError(f"{path}: not UTF-8 text") from None
-    if text.lstrip().startswith("["):
-        located = [(row, f"{path}:{line}") for row, line in _array_items(text, path)]
-    else:  # JSONL, one claim a line
-        located = []
-        for number, line_text in enumerate(text.splitlines(), start=1):
-            if not line_text.strip():
-                continue
-            try:
-                located.append((json.loads(line_text), f"{path}:{number}"))
-            except json.JSONDecodeError as error:
-                raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
     questions: list[Question] = []
-    for row, where in located:
+    for row, where in _fever_rows(path):
         if not isinstance(row, dict):
             raise EvalDataError(f"{where}: each claim must be a JSON object")
         claim = _text_field(row, ("claim",), where)
         label = _text_field(row, ("label",), where)
-        from tao.eval.metrics import normalize_label
-
         if normalize_label(label) is None:
             raise EvalDataError(
                 f"{where}: label {label!r} is not SUPPORTS, REFUTES or NOT ENOUGH INFO"
@@ -124,10 +108,29 @@ def _load_fever(path: Path) -> list[Question]:
     return questions
 
 
-def _array_items(text: str, path: Path) -> list[tuple[Any, int]]:
+def _fever_rows(path: Path) -> list[tuple[JSON, str]]:
+    """Each entry of a FEVER file with where it starts (``file:line``)."""
+    try:
+        text = _read(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalDataError(f"{path}: not UTF-8 text") from None
+    if text.lstrip().startswith("["):
+        return [(row, f"{path}:{line}") for row, line in _array_items(text, path)]
+    located: list[tuple[JSON, str]] = []  # JSONL, one claim a line
+    for number, line_text in enumerate(text.splitlines(), start=1):
+        if not line_text.strip():
+            continue
+        try:
+            located.append((json.loads(line_text), f"{path}:{number}"))
+        except json.JSONDecodeError as error:
+            raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    return located
+
+
+def _array_items(text: str, path: Path) -> list[tuple[JSON, int]]:
     """The items of a top-level JSON array, each with the line it starts on."""
     decoder = json.JSONDecoder()
-    items: list[tuple[Any, int]] = []
+    items: list[tuple[JSON, int]] = []
     pos = text.index("[") + 1
 
     def skip(at: int) -> int:
