@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tao.eval.config import DEFAULT_SAMPLES, EvalConfig
+from tao.eval.config import DEFAULT_SAMPLES, EVAL_RUN, EvalConfig
 from tao.eval.data import Benchmark
 
 PAGES = [
@@ -93,15 +93,13 @@ class EvalData:
         **run: object,
     ) -> EvalConfig:
         """An eval of these files; ``run`` are the agents' settings (max_steps, base_url…)."""
-        return EvalConfig.create(
+        return EvalConfig(
             benchmark=benchmark,
             strategy=strategy,
-            model=model,
-            corpus=str(self.corpus),
             prompts=str(self.prompts),
             questions=str(self.questions if benchmark == "hotpotqa" else self.claims),
             samples=samples,
-            **run,
+            run=EVAL_RUN.replace(model=model, corpus=str(self.corpus), **run),
         )
 
 

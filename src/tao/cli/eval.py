@@ -19,23 +19,35 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from tao.errors import TaoError
-from tao.eval.config import ALL_ORDER, DEFAULT_SAMPLES, DEFAULT_SC_TEMPERATURE, DEFAULT_STEPS
+from tao.eval.config import (
+    ALL_ORDER,
+    DEFAULT_SAMPLES,
+    DEFAULT_SC_TEMPERATURE,
+    DEFAULT_STEPS,
+    EVAL_RUN,
+    EvalConfig,
+)
 from tao.eval.data import Benchmark, Question
 from tao.eval.record import QuestionRecord
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from tao.eval.config import EvalConfig
     from tao.eval.runner import StrategyRun
 
 STRATEGY_CHOICES = (*ALL_ORDER, "all")
 _Command = TypeVar("_Command", bound=Callable[..., object])
+
+
+class _Decorator(Protocol):
+    """What ``click.option`` returns: a decorator that keeps the command's type."""
+
+    def __call__(self, command: _Command, /) -> _Command: ...
 
 
 class BarProgress:
@@ -91,8 +103,13 @@ def eval_group() -> None:
     """Run the ReAct paper's benchmarks (HotpotQA, FEVER) with every strategy."""
 
 
+def _shown(flag: str, kind: click.ParamType[object], default: object, text: str) -> _Decorator:
+    """An option whose default ``--help`` shows."""
+    return click.option(flag, type=kind, default=default, show_default=True, help=text)
+
+
 #: The options of every benchmark command, in ``--help`` order.
-_OPTIONS = [
+_OPTIONS: list[_Decorator] = [
     click.option(
         "--questions",
         type=click.Path(path_type=Path),
@@ -105,12 +122,11 @@ _OPTIONS = [
         required=True,
         help="Wiki corpus JSONL for search/lookup.",
     ),
-    click.option(
+    _shown(
         "--strategy",
-        type=click.Choice(STRATEGY_CHOICES),
-        default="react",
-        show_default=True,
-        help="Strategy; all runs every one (combinations derived from react and cot-sc).",
+        click.Choice(STRATEGY_CHOICES),
+        "react",
+        "Strategy; all runs every one (combinations derived from react and cot-sc).",
     ),
     click.option(
         "-m",
@@ -123,31 +139,18 @@ _OPTIONS = [
     ),
     click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server."),
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
-    click.option(
-        "--concurrency",
-        type=click.IntRange(min=1),
-        default=1,
-        show_default=True,
-        help="Questions in flight at once.",
-    ),
+    _shown("--concurrency", click.IntRange(min=1), 1, "Questions in flight at once."),
     click.option(
         "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
     ),
     click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
     click.option("--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."),
-    click.option(
-        "--samples",
-        type=click.IntRange(min=1),
-        default=DEFAULT_SAMPLES,
-        show_default=True,
-        help="CoT-SC samples per question.",
-    ),
-    click.option(
+    _shown("--samples", click.IntRange(min=1), DEFAULT_SAMPLES, "CoT-SC samples per question."),
+    _shown(
         "--sc-temperature",
-        type=click.FloatRange(min=0),
-        default=DEFAULT_SC_TEMPERATURE,
-        show_default=True,
-        help="Sampling temperature of CoT-SC.",
+        click.FloatRange(min=0),
+        DEFAULT_SC_TEMPERATURE,
+        "Sampling temperature of CoT-SC.",
     ),
     click.option("--no-grammar", is_flag=True, help="Do not constrain ReAct decoding."),
     click.option(
@@ -155,19 +158,17 @@ _OPTIONS = [
         type=click.Path(file_okay=False, path_type=Path),
         help="The paper's react_prompts/ folder (default: found beside --questions).",
     ),
-    click.option(
+    _shown(
         "--max-seconds",
-        type=click.FloatRange(min=1),
-        default=1800.0,
-        show_default=True,
-        help="Wall-clock limit of each agent run.",
+        click.FloatRange(min=1),
+        EVAL_RUN.max_seconds,
+        "Wall-clock limit of each agent run.",
     ),
-    click.option(
+    _shown(
         "--max-reply-tokens",
-        type=click.IntRange(min=16),
-        default=256,
-        show_default=True,
-        help="Tokens per model reply.",
+        click.IntRange(min=16),
+        EVAL_RUN.max_reply_tokens,
+        "Tokens per model reply.",
     ),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
 ]
@@ -250,7 +251,6 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
 
 def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], EvalConfig]:
     """The questions and the eval's config; a bad file fails here, not in a worker."""
-    from tao.eval.config import EvalConfig
     from tao.eval.data import load_questions
     from tao.eval.prompts import find_prompts_dir, load_prompts
     from tao.tools.wiki import load_corpus
@@ -259,21 +259,23 @@ def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], E
     prompts_dir = options.prompts or find_prompts_dir(options.questions, options.corpus)
     load_prompts(prompts_dir, benchmark)
     load_corpus(options.corpus)
-    config = EvalConfig.create(
-        benchmark=benchmark,
-        strategy=options.strategy if options.strategy != "all" else "react",
-        corpus=str(options.corpus.expanduser().resolve()),
-        prompts=str(prompts_dir.expanduser().resolve()),
-        questions=str(options.questions.expanduser().resolve()),
-        samples=options.samples,
-        sc_temperature=options.sc_temperature,
-        # the agents' RunConfig: the options named after its fields go straight into it
+    run = EVAL_RUN.replace(  # the agents' settings
         model=options.model_spec,
         base_url=options.base_url,
+        corpus=str(options.corpus.expanduser().resolve()),
         max_steps=options.max_steps or DEFAULT_STEPS[benchmark],
         grammar=not options.no_grammar,
         max_seconds=options.max_seconds,
         max_reply_tokens=options.max_reply_tokens,
+    )
+    config = EvalConfig(
+        benchmark=benchmark,
+        strategy=options.strategy if options.strategy != "all" else "react",
+        prompts=str(prompts_dir.expanduser().resolve()),
+        questions=str(options.questions.expanduser().resolve()),
+        samples=options.samples,
+        sc_temperature=options.sc_temperature,
+        run=run,
     )
     return questions, config
 

@@ -2,8 +2,8 @@
 
     from tao.eval import EvalConfig, load_questions, run_strategy
     questions = load_questions("hotpotqa", Path("questions_dev.jsonl"))[:10]
-    config = EvalConfig.create(benchmark="hotpotqa", strategy="react", model="local",
-                               corpus=corpus, prompts=prompts, max_steps=7)
+    run = EVAL_RUN.replace(model="local", corpus=corpus, max_steps=7)
+    config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
     run = run_strategy(config, questions, store=None)
     run.summary()
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from tao.eval.config import STRATEGIES, EvalConfig
+from tao.eval.config import EVAL_RUN, STRATEGIES, EvalConfig
 from tao.eval.data import EvalDataError, Question, load_questions
 from tao.eval.metrics import exact_match, f1_score, label_match, majority_vote, normalize_answer
 from tao.eval.record import QuestionRecord
@@ -50,6 +50,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "EVAL_RUN",
     "STRATEGIES",
     "EvalConfig",
     "EvalDataError",

@@ -5,8 +5,8 @@ paper's prompts, CoT-SC's samples) lives in :class:`EvalConfig`; every agent set
 is one :class:`tao.state.RunConfig` inside it, ``run``, from which each agent's own
 config is derived. There is no second list of run settings.
 
-    config = EvalConfig.create(benchmark="hotpotqa", strategy="react", model="local",
-                               corpus=corpus, prompts=prompts, max_steps=7)
+    run = EVAL_RUN.replace(model="local", corpus=corpus, max_steps=7)
+    config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
     config.agent_config("react", prompts, temperature=0.0)   # one agent's RunConfig
 
 This module never imports the agent, so the CLI and ``tao eval report`` stay light.
@@ -51,8 +51,8 @@ class EvalConfig:
     max_seconds, max_reply_tokens, grammar, corpus…) are one :class:`RunConfig`, ``run``,
     from which :meth:`agent_config` derives each agent's.
 
-        config = EvalConfig.create(benchmark="hotpotqa", strategy="react", corpus=corpus,
-                                   prompts=prompts, model="local", max_steps=7)
+        run = EVAL_RUN.replace(model="local", corpus=corpus, max_steps=7)
+        config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
     """
 
     benchmark: Benchmark
@@ -66,37 +66,14 @@ class EvalConfig:
     sc_temperature: float = DEFAULT_SC_TEMPERATURE
     """The sampling temperature of CoT-SC."""
     run: RunConfig
-    """The agents' settings; ``run.corpus`` is the wiki corpus, ``run.model`` the model spec."""
+    """The agents' settings, usually :data:`EVAL_RUN` with some replaced; ``run.model`` is
+    the model spec and ``run.corpus`` the wiki corpus (both required)."""
 
     def __post_init__(self) -> None:
         if not self.run.model:
             raise ConfigError("an eval needs a model spec (run.model), e.g. 'local'")
         if not self.run.corpus:
             raise ConfigError("an eval needs the wiki corpus (run.corpus)")
-
-    @classmethod
-    def create(
-        cls,
-        *,
-        benchmark: Benchmark,
-        strategy: str,
-        corpus: str,
-        prompts: str,
-        questions: str = "",
-        samples: int = DEFAULT_SAMPLES,
-        sc_temperature: float = DEFAULT_SC_TEMPERATURE,
-        **run: object,
-    ) -> EvalConfig:
-        """An eval config whose ``run`` is :data:`EVAL_RUN` with ``corpus`` and ``run`` set."""
-        return cls(
-            benchmark=benchmark,
-            strategy=strategy,
-            prompts=prompts,
-            questions=questions,
-            samples=samples,
-            sc_temperature=sc_temperature,
-            run=EVAL_RUN.replace(corpus=corpus, **run),
-        )
 
     @property
     def model(self) -> str:

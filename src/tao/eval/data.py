@@ -69,16 +69,8 @@ def _text_field(row: JSONObject, names: tuple[str, ...], where: str) -> str:
 def _load_hotpotqa(path: Path) -> list[Question]:
     """One JSON object a line: ``question``, ``answer`` and optionally ``_id``/``id``."""
     questions: list[Question] = []
-    for number, raw in enumerate(_read(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for row, number in _jsonl_rows(_text(path), path):
         where = f"{path}:{number}"
-        try:
-            row: JSON = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise EvalDataError(f"{where}: not UTF-8 text") from None
-        except json.JSONDecodeError as error:
-            raise EvalDataError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(row, dict):
             raise EvalDataError(f"{where}: each line must be a JSON object")
         question = _text_field(row, ("question",), where)
@@ -92,8 +84,11 @@ def _load_hotpotqa(path: Path) -> list[Question]:
 
 def _load_fever(path: Path) -> list[Question]:
     """A JSON array (or JSONL) of ``{"id", "claim", "label"}`` objects."""
+    text = _text(path)
+    array = text.lstrip().startswith("[")
     questions: list[Question] = []
-    for row, where in _fever_rows(path):
+    for row, number in _array_items(text, path) if array else _jsonl_rows(text, path):
+        where = f"{path}:{number}"
         if not isinstance(row, dict):
             raise EvalDataError(f"{where}: each claim must be a JSON object")
         claim = _text_field(row, ("claim",), where)
@@ -108,23 +103,26 @@ def _load_fever(path: Path) -> list[Question]:
     return questions
 
 
-def _fever_rows(path: Path) -> list[tuple[JSON, str]]:
-    """Each entry of a FEVER file with where it starts (``file:line``)."""
+def _text(path: Path) -> str:
+    """The file's text; bytes that are not UTF-8 are an error naming their line."""
+    data = _read(path)
     try:
-        text = _read(path).decode("utf-8")
-    except UnicodeDecodeError:
-        raise EvalDataError(f"{path}: not UTF-8 text") from None
-    if text.lstrip().startswith("["):
-        return [(row, f"{path}:{line}") for row, line in _array_items(text, path)]
-    located: list[tuple[JSON, str]] = []  # JSONL, one claim a line
-    for number, line_text in enumerate(text.splitlines(), start=1):
-        if not line_text.strip():
-            continue
-        try:
-            located.append((json.loads(line_text), f"{path}:{number}"))
-        except json.JSONDecodeError as error:
-            raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-    return located
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise EvalDataError(f"{path}:{line}: not UTF-8 text") from None
+
+
+def _jsonl_rows(text: str, path: Path) -> list[tuple[JSON, int]]:
+    """Each non-blank line's JSON value with its line number (only ``\\n`` ends a line)."""
+    rows: list[tuple[JSON, int]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                rows.append((json.loads(line), number))
+            except json.JSONDecodeError as error:
+                raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    return rows
 
 
 def _array_items(text: str, path: Path) -> list[tuple[JSON, int]]:

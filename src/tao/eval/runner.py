@@ -1,7 +1,7 @@
 """One eval from start to summary: resume, run the rest, append each result, order by index.
 
-    config = EvalConfig.create(benchmark="hotpotqa", strategy="react", model="local",
-                               corpus=corpus, prompts=prompts, questions=questions_file)
+    run = EVAL_RUN.replace(model="local", corpus=corpus)
+    config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
     run = run_strategy(config, questions[:10], store=Store.open())
     run.summary()["em"]
 
