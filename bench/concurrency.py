@@ -139,7 +139,7 @@ def lookup(key: str) -> str:
 def measure(server: ModelServer, n: int, runs_per_thread: int, record: Any) -> dict[str, Any]:
     """N threads, each with its own Agent, each doing ``runs_per_thread`` runs."""
     from tao import tool
-    from tao.loop import Agent
+    from tao.agent import Agent
 
     agents = [
         Agent(

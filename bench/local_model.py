@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tao.models.base import Message, ModelRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa"
 
@@ -132,16 +134,18 @@ def load_episodes(n_calc: int, n_hotpot: int) -> list[Episode]:
 def speed_probe(model: Any) -> dict[str, float]:
     """Prefill and decode rates of this machine, from two plain completions."""
     words = " ".join(f"word{i}" for i in range(100))
-    prompt = [{"role": "user", "content": f"Repeat nothing. {words}"}]
+    prompt: list[Message] = [{"role": "user", "content": f"Repeat nothing. {words}"}]
     model.reuse_cache = False
     started = time.perf_counter()
-    first = model.complete(prompt, max_tokens=1)
+    first = model.complete(ModelRequest(messages=prompt, max_tokens=1))
     prefill_s = time.perf_counter() - started
     model.reuse_cache = True
-    story = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
-    model.complete(story, max_tokens=1)  # prefill the short prompt first
+    story: list[Message] = [
+        {"role": "user", "content": "Write a long story about a lighthouse keeper."}
+    ]
+    model.complete(ModelRequest(messages=story, max_tokens=1))  # prefill the short prompt first
     started = time.perf_counter()
-    reply = model.complete(story, max_tokens=64)
+    reply = model.complete(ModelRequest(messages=story, max_tokens=64))
     decode_s = time.perf_counter() - started
     return {
         "prefill_tok_s": round((first.evaluated_tokens or 0) / prefill_s, 1),
@@ -218,7 +222,11 @@ def run_naive(episodes: list[Episode], naive: Any, cached: Any, log: Any, deadli
             spent = 0.0
             for step in episode.steps:
                 started = time.perf_counter()
-                model.complete(step.model_input, stop=labels.stop, max_tokens=512, grammar=grammar)
+                model.complete(
+                    ModelRequest(
+                        messages=step.model_input, stop=labels.stop, max_tokens=512, grammar=grammar
+                    )
+                )
                 spent += time.perf_counter() - started
             timings.append(spent)
         episode.cached_replay_s, episode.naive_model_s = timings
@@ -237,7 +245,9 @@ def run_no_grammar(episodes: list[Episode], model: Any, log: Any, deadline: floa
         if time.monotonic() > deadline:
             break
         for step in episode.steps:
-            reply = model.complete(step.model_input, stop=labels.stop, max_tokens=512)
+            reply = model.complete(
+                ModelRequest(messages=step.model_input, stop=labels.stop, max_tokens=512)
+            )
             parsed = parse_reply(cut_at_stop(reply.text, labels.stop), labels)
             episode.no_grammar_replies += 1
             episode.no_grammar_parsed += isinstance(parsed, Action | FinalAnswer)

@@ -156,13 +156,13 @@ class Harness:
 
 def import_tao() -> None:
     import tao  # noqa: F401
-    from tao.loop import Agent  # noqa: F401
+    from tao.agent import Agent  # noqa: F401
 
 
 def build_tao(moves: list[Move], clock: Clock, *, recorded: bool) -> Harness:
     from tao import tool
-    from tao.loop import Agent
-    from tao.models.base import Completion
+    from tao.agent import Agent
+    from tao.models.base import ModelReply
 
     cursor = Cursor(moves, clock)
 
@@ -172,14 +172,14 @@ def build_tao(moves: list[Move], clock: Clock, *, recorded: bool) -> Harness:
         supports_grammar = False
         supports_tools = False
 
-        def complete(self, messages: Any, **_: Any) -> Completion:
+        def complete(self, request: Any, on_text: Any = None) -> ModelReply:
             started = time.perf_counter()
             move = cursor.next()
             if move.tool is None:
                 text = f"Thought: {move.thought}\nAction: finish[{move.arg}]"
             else:
                 text = f"Thought: {move.thought}\nAction: {move.tool}[{move.arg}]"
-            reply = Completion(text, 0, 0)
+            reply = ModelReply(text=text)
             clock.model_s += time.perf_counter() - started
             return reply
 

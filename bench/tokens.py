@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tao.loop import Agent
-from tao.models.base import Completion, Message
+from tao.agent import Agent
+from tao.models.base import Message, ModelReply, ModelRequest
 from tao.tools.wiki import WikiEnv, load_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,9 +122,9 @@ class Recording:
         self.supports_tools = False
         self.log = Recorded()
 
-    def complete(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
-        self.log.prompts.append([dict(m) for m in messages])
-        reply: Completion = self.inner.complete(messages, **kwargs)
+    def complete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        self.log.prompts.append([Message(**m) for m in request.messages])
+        reply: ModelReply = self.inner.complete(request, on_text)
         self.log.evaluated.append(reply.evaluated_tokens)
         return reply
 
@@ -140,10 +140,10 @@ class Scripted:
     def __init__(self, replies: list[str]) -> None:
         self.replies, self.calls = replies, 0
 
-    def complete(self, messages: Sequence[Message], **_: Any) -> Completion:
+    def complete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1
-        return Completion(reply)
+        return ModelReply(text=reply)
 
 
 def gold_policy(question: dict[str, Any]) -> list[str]:

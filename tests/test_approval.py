@@ -21,6 +21,7 @@ import pytest
 
 from tao import Agent, Status, TaoError, tool
 from tao.policy import Policy, PolicyError, Rule
+from tao.state import call_digest
 
 Replay = Callable[[list[str]], Path]
 
@@ -47,8 +48,12 @@ def test_without_a_person_the_run_pauses_and_resumes_on_approval_S3(replay: Repl
     paused = agent.run("clean up")
     assert paused.status is Status.AWAITING_APPROVAL
     assert deleted == []
-    assert paused.pending == [
+    assert paused.pending is not None
+    assert [p.to_json() for p in paused.pending] == [
         {
+            "id": paused.pending[0].id,
+            "digest": call_digest("delete_log", {"path": "old.log"}),
+            "step": 1,
             "position": 0,
             "tool": "delete_log",
             "arguments": {"path": "old.log"},
@@ -257,3 +262,41 @@ def test_sigkill_during_a_side_effect_never_runs_it_twice_S3(
     assert "finished invoiced" in resumed.stdout
     assert log.read_text() == "ACME\n"  # sent once, not twice
     assert "it may or may not have taken effect, and it was not run again" in resumed.stdout
+
+
+# -- a run log written by tao 0.1 resumes (issue 11) --------------------------------------------
+
+OLD_LOG = Path(__file__).parent / "store" / "data" / "main-0.1.db"
+OLD_WRITE = [
+    'Thought: write it.\nAction: write_file(path="notes.txt", content="hello\\n")',
+    "Thought: done.\nAction: finish[written]",
+]
+
+
+def test_a_run_paused_by_tao_0_1_resumes_and_runs_its_stored_call(
+    tmp_path: Path, tao_home: Path, tao_cli: Any
+) -> None:
+    """The old checkpoint (decision keyed by position) resumes through `tao resume`."""
+    import shutil
+    import sqlite3
+
+    tao_home.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(OLD_LOG, tao_home / "tao.db")
+    conn = sqlite3.connect(tao_home / "tao.db")
+    (run_id, config) = conn.execute(
+        "SELECT run_id, config FROM runs WHERE task = 'write approved notes'"
+    ).fetchone()
+    conn.close()
+    project = Path(json.loads(config)["project"])  # a temp folder of the old run, long gone
+    project.mkdir(parents=True)
+    try:
+        (tmp_path / "replies-3.json").write_text(json.dumps(OLD_WRITE))
+        listed = tao_cli("runs", "list", "--json", cwd=tmp_path)
+        assert run_id in listed.stdout
+        resumed = tao_cli("resume", run_id, "--json", cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        data = json.loads(resumed.stdout)
+        assert (data["status"], data["answer"]) == ("finished", "written")
+        assert (project / "notes.txt").read_text() == "hello\n"
+    finally:
+        shutil.rmtree(project.parent, ignore_errors=True)

@@ -1,241 +1,168 @@
-"""The loop through the public Python API, driven by replay scripts (SPEC L1-L6, L9, T1)."""
+"""The loop as a pure generator: typed requests out, answers in, no I/O and no clock (issue 11).
+
+These tests drive :func:`tao.loop.react` by hand, the way h11's tests drive a
+connection: every request the loop makes is visible, and time is whatever the
+test says it is.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
+from tao.act import Outcome
+from tao.budget import Budget
+from tao.exchange import (
+    ApprovalAnswer,
+    AskApproval,
+    AskModel,
+    Ending,
+    LoopSetup,
+    ModelAnswer,
+    RunTools,
+    SaveCheckpoint,
+    StepDone,
+)
+from tao.loop import Loop, react
+from tao.models.base import ModelReply
+from tao.protocol.labels import get_labels
+from tao.tools.base import Tool, make_tool, tool
+from tao.trace import Status, StepKind
 
-from tao import Agent, Status, StepKind, tool
-from tao.models.base import Completion, Message
 
-Replay = Callable[[list[str]], Path]
-
-
-def agent(replies: Path, tools: Sequence[object] = ("calc",), **kwargs: object) -> Agent:
-    return Agent(f"replay:{replies}", list(tools), record=False, **kwargs)  # type: ignore[arg-type]
+def add(a: int, b: int) -> str:
+    """Add two numbers."""
+    return str(a + b)
 
 
-def test_calculator_run_finishes_with_full_trace_L1(replay: Replay) -> None:
-    script = replay(
-        [
-            "Thought: I need to compute.\nAction: calculator[17 * 23 + 4]",
-            "Thought: I have it.\nAction: finish[395]",
-        ]
+@tool(effects="deletes")
+def delete_log(path: str) -> str:
+    """Delete a log file."""
+    raise AssertionError("the loop never runs a tool itself")
+
+
+def finish(answer: str) -> str:
+    """Finish with the answer."""
+    return answer
+
+
+def setup(*tools: Tool, max_seconds: float = 60.0) -> LoopSetup:
+    named = {t.name: t for t in (*tools, make_tool(finish))}
+    return LoopSetup(
+        labels=get_labels("en"),
+        tools=named,
+        budget=Budget(max_steps=4, max_seconds=max_seconds),
+        system_prompt="system",
+        protocol="text",
     )
-    result = agent(script).run("What is 17 * 23 + 4?")
-    assert result.status is Status.FINISHED
-    assert result.answer == "395"
-    first, last = result.steps
-    assert (first.kind, first.tool, first.argument, first.observation) == (
-        StepKind.ACTION,
-        "calculator",
-        "17 * 23 + 4",
-        "395",
-    )
-    assert first.thought == "I need to compute."
-    assert last.kind is StepKind.FINAL and last.argument == "395"
-    assert result.usage.model_calls == 2
-    assert result.usage.input_tokens == first.input_tokens + last.input_tokens > 0
-    # The second call saw the first reply and the real observation, as user turn (local models).
-    assert last.model_input[-2:] == [
-        {
-            "role": "assistant",
-            "content": "Thought: I need to compute.\nAction: calculator[17 * 23 + 4]",
-        },
-        {"role": "user", "content": "Observation: 395"},
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def reply(text: str) -> ModelAnswer:
+    return ModelAnswer(ModelReply(text=text, input_tokens=5, output_tokens=2), 0.25)
+
+
+def drive(loop: Loop, answer: Callable[[object], object]) -> tuple[list[object], Ending]:
+    """Send each request's answer; collect every request and the ending."""
+    seen: list[object] = []
+    sent: object = None
+    while True:
+        try:
+            request = loop.send(sent)  # type: ignore[arg-type]
+        except StopIteration as stop:
+            return seen, stop.value
+        seen.append(request)
+        sent = answer(request)
+
+
+def test_a_step_is_a_checkpoint_a_model_request_a_tool_request_and_a_step() -> None:
+    replies = iter([reply("Thought: add\nAction: add(a=2, b=3)"), reply("Action: finish[5]")])
+
+    def answer(request: object) -> object:
+        if isinstance(request, AskModel):
+            return next(replies)
+        if isinstance(request, RunTools):
+            return [Outcome(StepKind.ACTION, "5", "add", {"a": 2, "b": 3}, 0.5)]
+        return None
+
+    seen, ending = drive(react(setup(make_tool(add)), "2+3?", clock=Clock()), answer)
+    kinds = [type(r).__name__ for r in seen]
+    assert kinds == [
+        "SaveCheckpoint",  # before the first model call: a killed run can resume (R1)
+        "AskModel",
+        "RunTools",
+        "StepDone",
+        "SaveCheckpoint",
+        "AskModel",
+        "StepDone",
+        "SaveCheckpoint",
     ]
+    assert ending == Ending(Status.FINISHED, answer="5")
+    ask = seen[1]
+    assert isinstance(ask, AskModel) and "Observation:" in ask.request.stop
+    done = seen[3]
+    assert isinstance(done, StepDone)
+    assert (done.step.duration_s, done.step.model_duration_s) == (0.75, 0.25)
 
 
-def test_made_up_observation_never_enters_the_transcript_L2(replay: Replay) -> None:
-    script = replay(
-        [
-            "Thought: t\nAction: calculator[2 + 2]\nObservation: 5\n"
-            "Thought: so 5\nAction: finish[5]",
-            "Action: finish[4]",
-        ]
+def test_the_time_budget_reads_the_injected_clock_only_L5() -> None:
+    clock = Clock()
+
+    def answer(request: object) -> object:
+        if isinstance(request, AskModel):
+            clock.now += 61  # the model took a minute: the budget is spent
+            return reply("Thought: think more\nAction: add(a=1, b=1)")
+        if isinstance(request, RunTools):
+            return [Outcome(StepKind.ACTION, "2", "add", {"a": 1, "b": 1})]
+        return None
+
+    _, ending = drive(react(setup(make_tool(add)), "x", clock=clock), answer)
+    assert ending.status is Status.MAX_STEPS
+    assert ending.stop_reason == "time limit of 60 s reached"
+
+
+def test_a_side_effect_without_a_decision_pauses_with_a_bound_pending_call_S3_S7() -> None:
+    def answer(request: object) -> object:
+        if isinstance(request, AskModel):
+            return reply("Action: delete_log[old.log]")
+        if isinstance(request, AskApproval):
+            return ApprovalAnswer((None,), ("- old.log",))
+        assert isinstance(request, SaveCheckpoint)
+        return None
+
+    seen, ending = drive(react(setup(delete_log), "clean", clock=Clock()), answer)
+    assert ending.status is Status.AWAITING_APPROVAL
+    (call,) = ending.pending
+    assert (call.tool, call.arguments, call.preview) == (
+        "delete_log",
+        {"path": "old.log"},
+        "- old.log",
     )
-    result = agent(script).run("2 + 2?")
-    assert result.answer == "4"
-    sent = result.steps[1].model_input
-    assert sent[-2]["content"] == "Thought: t\nAction: calculator[2 + 2]"
-    assert sent[-1]["content"] == "Observation: 4"
-    assert all("Observation: 5" not in m["content"] for m in sent)
-    # The raw reply is still kept for the trace.
-    assert "Observation: 5" in result.steps[0].model_output
-
-
-def test_unknown_tool_becomes_an_observation_L4(replay: Replay) -> None:
-    script = replay(["Action: browse[example.com]", "Action: finish[done]"])
-    result = agent(script).run("task")
-    assert result.steps[0].kind is StepKind.UNKNOWN_TOOL
-    assert result.steps[0].observation == "Unknown tool: browse. Available: calculator, finish"
-    assert result.status is Status.FINISHED
-
-
-def test_failing_tool_becomes_an_error_observation_L4(replay: Replay) -> None:
-    @tool
-    def fragile(path: str) -> str:
-        """Open a thing that breaks."""
-        raise FileNotFoundError(f"no such file: {path}")
-
-    script = replay(
-        ["Action: fragile[missing.txt]", "Action: calculator[1/0]", "Action: finish[x]"]
+    saved = seen[-1]
+    assert isinstance(saved, SaveCheckpoint)
+    assert saved.checkpoint.pending == (call,) and saved.checkpoint.step == 1
+    # Resumed with a decision for that exact call id, the loop runs it without asking again.
+    resumed = saved.checkpoint.__class__(
+        messages=saved.checkpoint.messages,
+        step=1,
+        reply=saved.checkpoint.reply,
+        decisions={call.id: True},
     )
-    result = agent(script, [fragile, "calc"]).run("task")
-    assert result.steps[0].observation == "Error: FileNotFoundError: no such file: missing.txt"
-    assert result.steps[1].observation is not None
-    assert result.steps[1].observation.startswith("Error:")
-    assert "zero" in result.steps[1].observation.lower()
-    assert result.status is Status.FINISHED
 
+    def approve_run(request: object) -> object:
+        if isinstance(request, RunTools):
+            assert [r.tool.name for r in request.calls] == ["delete_log"]
+            return [Outcome(StepKind.ACTION, "deleted", "delete_log", {"path": "old.log"})]
+        if isinstance(request, AskModel):
+            return reply("Action: finish[done]")
+        assert not isinstance(request, AskApproval)
+        return None
 
-def test_unparseable_reply_gets_a_reminder_in_the_active_language_L4_L8(replay: Replay) -> None:
-    script = replay(["Jag vet inte riktigt.", "Tanke: ok\nSvar: 144"])
-    result = agent(script, lang="sv").run("Vad är 12*12?")
-    reminder = result.steps[0].observation or ""
-    assert result.steps[0].kind is StepKind.PARSE_ERROR
-    assert "Tanke: ...\nHandling: <tool name>[<argument>]" in reminder
-    assert "Svara i exakt detta format" in reminder
-    assert result.steps[1].model_input[-1] == {
-        "role": "user",
-        "content": f"Observation: {reminder}",
-    }
-    assert (result.status, result.answer) == (Status.FINISHED, "144")
-
-
-def test_step_budget_is_a_status_with_the_full_trace_L1_L5(replay: Replay) -> None:
-    script = replay([f"Thought: again\nAction: calculator[{i} + 1]" for i in range(10)])
-    result = agent(script, max_steps=3).run("loop forever")
-    assert result.status is Status.MAX_STEPS
-    assert result.answer is None and result.error is None
-    assert [s.observation for s in result.steps] == ["1", "2", "3"]
-    assert result.stop_reason == "step limit of 3 reached"
-
-
-def test_token_budget_stops_the_run_L5(replay: Replay) -> None:
-    script = replay(["Thought: " + "long " * 200 + "\nAction: calculator[1 + 1]"] * 5)
-    result = agent(script, max_tokens=300).run("task")
-    assert result.status is Status.MAX_STEPS
-    assert result.stop_reason == "token limit of 300 reached"
-    assert 1 <= len(result.steps) < 5
-
-
-def test_time_budget_stops_the_run_L5(replay: Replay) -> None:
-    @tool
-    def slow(seconds: float) -> str:
-        """Wait."""
-        import time
-
-        time.sleep(seconds)
-        return "waited"
-
-    script = replay(["Action: slow[0.3]"] * 5)
-    result = agent(script, [slow], max_seconds=0.5).run("task")
-    assert result.status is Status.MAX_STEPS
-    assert result.stop_reason == "time limit of 0.5 s reached"
-    assert len(result.steps) == 2
-
-
-def test_exhausted_replay_is_status_error_not_a_crash_M1(replay: Replay) -> None:
-    script = replay(["Action: calculator[1+1]"])
-    result = agent(script).run("task")
-    assert result.status is Status.ERROR
-    assert result.error is not None and "no reply left for model call 2" in result.error
-    assert result.steps[-1].kind is StepKind.MODEL_ERROR
-
-
-def test_backend_exception_is_status_error() -> None:
-    class Broken:
-        name = "broken"
-        supports_stop = True
-        supports_grammar = False
-
-        def complete(self, messages: Sequence[Message], **_: object) -> Completion:
-            raise ConnectionResetError("peer went away")
-
-    result = Agent(Broken(), ["calc"], record=False).run("task")
-    assert result.status is Status.ERROR
-    assert result.error == "ConnectionResetError: peer went away"
-
-
-def test_swedish_seed_call_form_maps_onto_typed_parameters_T1_L7(replay: Replay) -> None:
-    calls: list[tuple[str, int]] = []
-
-    @tool
-    def sok_arenden(status: str, aldre_an_dagar: int = 0) -> str:
-        """Search support tickets by status and minimum age in days."""
-        calls.append((status, aldre_an_dagar))
-        return "12 ärenden" if aldre_an_dagar else "47 ärenden"
-
-    script = replay(
-        [
-            'Tanke: Hur många är öppna?\nHandling: sok_arenden(status="öppen")',
-            'Tanke: Äldre än en vecka?\nHandling: sok_arenden(status="öppen", aldre_an_dagar=7)',
-            "Tanke: Jag har vad jag behöver.\nSvar: 12 av 47 öppna ärenden är äldre än en vecka.",
-        ]
-    )
-    result = agent(script, [sok_arenden], lang="sv").run(
-        "Hur många öppna ärenden är äldre än en vecka?"
-    )
-    assert calls == [("öppen", 0), ("öppen", 7)]
-    assert result.steps[1].arguments == {"status": "öppen", "aldre_an_dagar": 7}
-    assert result.answer == "12 av 47 öppna ärenden är äldre än en vecka."
-    assert result.steps[0].model_input[1] == {
-        "role": "user",
-        "content": "Uppgift: Hur många öppna ärenden är äldre än en vecka?",
-    }
-
-
-def test_invalid_arguments_are_refused_before_the_tool_runs_T1(replay: Replay) -> None:
-    ran: list[int] = []
-
-    @tool
-    def wait_days(days: int) -> str:
-        """Wait some days."""
-        ran.append(days)
-        return "ok"
-
-    script = replay(["Action: wait_days[a week]", "Action: finish[no]"])
-    result = agent(script, [wait_days]).run("task")
-    assert ran == []
-    observation = result.steps[0].observation or ""
-    assert observation.startswith("Error: invalid arguments for wait_days(days): days:")
-
-
-def test_long_observation_is_cut_and_the_cut_is_stated_L6(replay: Replay) -> None:
-    @tool(max_chars=100, keep="tail")
-    def noisy() -> str:
-        """Print a lot."""
-        return "x" * 1_000 + "THE END"
-
-    script = replay(["Action: noisy[]", "Action: finish[ok]"])
-    observation = agent(script, [noisy]).run("task").steps[0].observation or ""
-    assert observation.startswith("[output cut: showing the last 100 of 1,007 characters]")
-    assert observation.endswith("THE END")
-
-
-def test_paper_style_capitalised_tool_names_are_accepted(replay: Replay) -> None:
-    script = replay(["Thought 1: add\nAction 1: Calculator[2+3]", "Action 2: Finish[5]"])
-    result = agent(script).run("2+3?")
-    assert result.steps[0].tool == "calculator" and result.steps[0].observation == "5"
-    assert result.answer == "5"
-
-
-def test_each_step_records_exactly_what_was_sent(replay: Replay) -> None:
-    script = replay(["Action: calculator[1+1]", "Action: calculator[2+2]", "Action: finish[4]"])
-    result = agent(script).run("task")
-    lengths = [len(s.model_input) for s in result.steps]
-    assert lengths == [2, 4, 6]
-    assert result.steps[0].model_input[0]["role"] == "system"
-    assert "calculator[expression]" in result.steps[0].model_input[0]["content"]
-    assert all(s.model_input[0] == result.steps[0].model_input[0] for s in result.steps)
-
-
-@pytest.mark.parametrize("bad", ["nope:x", "openai:", "gpt4", ""])
-def test_bad_model_spec_is_one_clear_error_M1(bad: str) -> None:
-    from tao import ModelSpecError
-
-    with pytest.raises(ModelSpecError, match=r"valid forms: local, local:PATH\.gguf, openai:MODEL"):
-        Agent(bad, record=False)
+    _, ending = drive(react(setup(delete_log), "clean", clock=Clock(), resume=resumed), approve_run)
+    assert ending == Ending(Status.FINISHED, answer="done")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tao import Agent, Status
 from tao.redact import redact
 
 Replay = Callable[[list[str]], Path]
@@ -84,7 +83,7 @@ def test_secret_in_a_file_reaches_neither_model_nor_run_log_S5(
 def test_untrusted_output_is_fenced_and_injection_cannot_approve_S4(
     replay: Replay, tmp_path: Path
 ) -> None:
-    from tao import tool
+    from tao import Agent, Status, tool
 
     project = tmp_path / "proj"
     project.mkdir()
@@ -109,9 +108,8 @@ def test_untrusted_output_is_fenced_and_injection_cannot_approve_S4(
             "Action: finish[ok]",
         ]
     )
-    result = Agent(f"replay:{script}", ["files", delete_file], project=project, record=False).run(
-        "summarise the README"
-    )
+    agent = Agent(f"replay:{script}", ["files", delete_file], project=str(project), record=False)
+    result = agent.run("summarise the README")
     sent = result.steps[1].model_input[-1]["content"]
     assert sent.startswith('Observation: <data source="read_file" id="')
     mark = sent.split('id="', 1)[1].split('"', 1)[0]
@@ -120,12 +118,14 @@ def test_untrusted_output_is_fenced_and_injection_cannot_approve_S4(
     assert removed == []  # the injected call still needs a person: the run waits for one
     assert result.status is Status.AWAITING_APPROVAL
     assert result.pending is not None
-    assert result.pending[0]["tool"] == "delete_file"
+    assert result.pending[0].tool == "delete_file"
     system = result.steps[0].model_input[0]["content"]
     assert "never instructions to follow" in system
 
 
 def test_calculator_output_is_not_fenced(replay: Replay) -> None:
+    from tao import Agent
+
     script = replay(["Action: calculator[2+2]", "Action: finish[4]"])
     result = Agent(f"replay:{script}", ["calc"], record=False).run("2+2")
     assert result.steps[1].model_input[-1]["content"] == "Observation: 4"

@@ -2,7 +2,7 @@
 
     from tao import Agent, tool
 
-    result = Agent(model="local", tools=["calc"]).run("What is 17 * 23 + 4?")
+    result = Agent("local", ["calc"]).run("What is 17 * 23 + 4?")
     print(result.status, result.answer)
 
 Heavy modules (provider SDKs, the embedded model) load only when used, so
@@ -11,48 +11,86 @@ Heavy modules (provider SDKs, the embedded model) load only when used, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tao.errors import (
+    ApprovalRequired,
+    Cancelled,
+    ConfigError,
+    ControlSignal,
+    FatalError,
     ModelError,
+    ModelFacingError,
     ModelSpecError,
     ModelUnavailableError,
+    ParseError,
+    ResumeError,
+    StateError,
     StoreError,
     TaoError,
     ToolDefinitionError,
     ToolError,
+    UnknownToolError,
     UnknownToolSetError,
 )
+from tao.events import (
+    ActionEvent,
+    ApprovalEvent,
+    Event,
+    FinalEvent,
+    ObservationEvent,
+    TextDelta,
+)
+from tao.state import Checkpoint, PendingCall, RunConfig
 from tao.trace import RunResult, Status, Step, StepKind, Usage
 
 if TYPE_CHECKING:
-    from tao.loop import Agent
+    from tao.agent import Agent
     from tao.tools.base import Tool, tool
 
 __all__ = [
+    "ActionEvent",
     "Agent",
+    "ApprovalEvent",
+    "ApprovalRequired",
+    "Cancelled",
+    "Checkpoint",
+    "ConfigError",
+    "ControlSignal",
+    "Event",
+    "FatalError",
+    "FinalEvent",
     "ModelError",
+    "ModelFacingError",
     "ModelSpecError",
     "ModelUnavailableError",
+    "ObservationEvent",
+    "ParseError",
+    "PendingCall",
+    "ResumeError",
+    "RunConfig",
     "RunResult",
+    "StateError",
     "Status",
     "Step",
     "StepKind",
     "StoreError",
     "TaoError",
+    "TextDelta",
     "Tool",
     "ToolDefinitionError",
     "ToolError",
+    "UnknownToolError",
     "UnknownToolSetError",
     "Usage",
     "tool",
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # Loaded on first use: tools need pydantic, which is most of what importing costs.
     if name == "Agent":
-        from tao.loop import Agent
+        from tao.agent import Agent
 
         return Agent
     if name in ("Tool", "tool"):

@@ -12,25 +12,26 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from tao.errors import ToolError
+from tao.jsontypes import JSONObject
 from tao.redact import redact
 from tao.tools.base import Tool, cut
 from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
-Executor = Callable[[Tool, dict[str, Any]], str]
+Executor = Callable[[Tool, JSONObject], str]
 #: Decides on a call with side effects: ``True`` runs it, ``False`` or a reason refuses it.
-Approver = Callable[[Tool, dict[str, Any]], "bool | str"]
+Approver = Callable[[Tool, JSONObject], "bool | str"]
 
 
-def call_tool(tool: Tool, arguments: dict[str, Any]) -> str:
+def call_tool(tool: Tool, arguments: JSONObject) -> str:
     """The default executor: run the function; ``prepare`` has validated the arguments."""
     return tool.call(arguments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """A tool call as the model asked for it, in either protocol."""
 
@@ -38,25 +39,27 @@ class Call:
     argument: str
     form: Literal["bracket", "call", "native"]
     #: Already-structured arguments (native tool calling); ``None`` means bind ``argument``.
-    arguments: dict[str, Any] | None = None
+    arguments: JSONObject | None = None
     call_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ready:
     """A call whose tool exists and whose arguments passed validation."""
 
     call: Call
     tool: Tool
-    arguments: dict[str, Any]
+    arguments: JSONObject
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
+    """What a call came to: the Observation and how the step that records it is filed."""
+
     kind: StepKind
     observation: str
     tool: str
-    arguments: dict[str, Any] | None
+    arguments: JSONObject | None
     duration_s: float = 0.0
     #: The tool whose output this is, when that output is untrusted data (SPEC S4).
     source: str | None = None
@@ -82,6 +85,7 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
             None,
         )
     try:
+        raw: Mapping[str, object]
         if call.form == "native":
             raw = call.arguments if call.arguments else _decode(call.argument)
         else:
@@ -93,7 +97,7 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
         )
 
 
-def _decode(text: str) -> dict[str, Any]:
+def _decode(text: str) -> JSONObject:
     if not text.strip():
         return {}
     try:

@@ -2,8 +2,9 @@
 
 A run that needs a person and has none (no terminal, ``--no-input``) stops with
 status ``awaiting_approval``, its checkpoint in the run log. Whoever may decide
-records a decision here; :func:`resume_run` then rebuilds the agent from the
-run's recorded configuration and continues from exactly that step.
+records a decision here, for the exact calls it names (:class:`~tao.state.PendingCall`
+ids); :func:`resume_run` then rebuilds the agent from the run's recorded
+:class:`~tao.state.RunConfig` and continues from exactly that step.
 
     approve_run("0193ab")                      # tao runs approve 0193ab
     deny_run("0193ab", "not on a Friday")      # tao runs deny 0193ab --reason ...
@@ -12,15 +13,28 @@ run's recorded configuration and continues from exactly that step.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tao.errors import TaoError
+from tao.errors import ResumeError
+from tao.state import Decision, PendingCall
+from tao.trace import Status
 
 if TYPE_CHECKING:
-    from tao.loop import Agent
+    from tao.act import Approver, Executor
+    from tao.agent import Agent
     from tao.store import Store
     from tao.trace import RunObserver, RunResult
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A call a paused run waits on, and the decision recorded for it so far."""
+
+    call: PendingCall
+    decision: Decision | None
 
 
 def _open(store: Store | None) -> Store:
@@ -29,80 +43,85 @@ def _open(store: Store | None) -> Store:
     return store if store is not None else Store.open()
 
 
-def pending_calls(run_id: str, *, store: Store | None = None) -> list[dict[str, Any]]:
-    """The calls a paused run waits on: tool, arguments, effects, preview, decision so far."""
+def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
+    """The calls a paused run waits on, with the decisions taken so far."""
     log = _open(store)
-    run_id = log.resolve(run_id)
-    state = log.load_state(run_id) or {}
-    decisions = state.get("decisions", {})
-    return [
-        {**call, "decision": decisions.get(str(call["position"]))}
-        for call in state.get("pending") or []
-    ]
+    checkpoint = log.load_state(log.resolve(run_id))
+    if checkpoint is None:
+        return []
+    return [Waiting(p, checkpoint.decisions.get(p.id)) for p in checkpoint.pending]
 
 
-def _decide(run_id: str, decision: bool | str, store: Store | None) -> str:
+def _decide(
+    run_id: str, decision: Decision, store: Store | None, calls: Sequence[str] | None
+) -> str:
     log = _open(store)
     run_id = log.resolve(run_id)
     status = log.get_summary(run_id).status
-    state = log.load_state(run_id)
-    if status != "awaiting_approval" or not state or not state.get("pending"):
-        raise TaoError(f"run {run_id} is not waiting for approval (status: {status})")
-    decisions = state.setdefault("decisions", {})
-    for call in state["pending"]:
-        decisions[str(call["position"])] = decision
-    log.save_state(run_id, state)
+    checkpoint = log.load_state(run_id)
+    if status != Status.AWAITING_APPROVAL or checkpoint is None or not checkpoint.pending:
+        raise ResumeError(f"run {run_id} is not waiting for approval (status: {status})")
+    waiting = {p.id for p in checkpoint.pending}
+    chosen = list(calls) if calls is not None else sorted(waiting)
+    stale = [call for call in chosen if call not in waiting]
+    if stale:
+        raise ResumeError(
+            f"call {', '.join(stale)} is not pending in run {run_id}; "
+            f"it waits on: {', '.join(sorted(waiting))}"
+        )
+    decisions = {**checkpoint.decisions, **{call: decision for call in chosen}}
+    log.save_state(run_id, dataclasses.replace(checkpoint, decisions=decisions))
     return run_id
 
 
-def approve_run(run_id: str, *, store: Store | None = None) -> str:
-    """Approve every call the run waits on; returns the full run id. Resume to run them."""
-    return _decide(run_id, True, store)
+def approve_run(
+    run_id: str, *, calls: Sequence[str] | None = None, store: Store | None = None
+) -> str:
+    """Approve the waiting calls (all, or those ``calls`` names); returns the full run id."""
+    return _decide(run_id, True, store, calls)
 
 
-def deny_run(run_id: str, reason: str | None = None, *, store: Store | None = None) -> str:
+def deny_run(
+    run_id: str,
+    reason: str | None = None,
+    *,
+    calls: Sequence[str] | None = None,
+    store: Store | None = None,
+) -> str:
     """Deny the waiting calls; the model is told, with ``reason``, and goes on."""
-    return _decide(run_id, reason.strip() if reason and reason.strip() else False, store)
+    decision: Decision = reason.strip() if reason and reason.strip() else False
+    return _decide(run_id, decision, store, calls)
 
 
-def agent_for_run(run_id: str, *, store: Store | None = None, **overrides: Any) -> Agent:
-    """Rebuild the agent a run was started with, from its recorded configuration."""
-    from tao.loop import Agent
+def agent_for_run(
+    run_id: str,
+    *,
+    store: Store | None = None,
+    approve: Approver | None = None,
+    executor: Executor | None = None,
+) -> Agent:
+    """Rebuild the agent a run was started with, from its recorded :class:`RunConfig`.
+
+    ``approve`` and ``executor`` are what a config cannot hold: live callables.
+    """
+    from tao.agent import Agent
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
-    config = dict(summary.config)
-    if not config.get("model"):
-        raise TaoError(
+    config = summary.config
+    if config is None:
+        raise ResumeError(f"run {summary.run_id} has no recorded settings; resume it from Python")
+    if not config.model:
+        raise ResumeError(
             f"run {summary.run_id} used a model object, not a spec; resume it from Python "
             "with the same Agent: agent.resume(run_id)"
         )
-    if any(t is None for t in config.get("tools", [])):
-        raise TaoError(
+    if any(t is None for t in config.tools):
+        raise ResumeError(
             f"run {summary.run_id} used Python tools that cannot be rebuilt here; resume it "
             "from Python with the same Agent: agent.resume(run_id)"
         )
-    known = {
-        "tools",
-        "lang",
-        "max_steps",
-        "max_seconds",
-        "max_tokens",
-        "temperature",
-        "max_reply_tokens",
-        "protocol",
-        "grammar",
-        "project",
-        "corpus",
-        "base_url",
-        "system_prompt",
-        "numbered",
-        "task_label",
-        "fence_untrusted",
-    }
-    kwargs = {key: value for key, value in config.items() if key in known}
-    kwargs.update(overrides)
-    return Agent(config["model"], record=log, **kwargs)
+    return Agent(config=config, record=log, approve=approve, executor=executor)
 
 
 def resume_run(
@@ -110,10 +129,9 @@ def resume_run(
     *,
     store: Store | None = None,
     observers: Sequence[RunObserver] = (),
-    **overrides: Any,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Continue a paused or interrupted run in this process, with its recorded decisions."""
     log = _open(store)
-    return agent_for_run(run_id, store=log, **overrides).resume(
-        log.resolve(run_id), observers=observers
-    )
+    agent = agent_for_run(run_id, store=log, approve=approve)
+    return agent.resume(log.resolve(run_id), observers=observers)

@@ -1,18 +1,18 @@
 """The three limits every run has (SPEC L5): steps, wall-clock seconds, tokens.
 
-Running out is a status (``max_steps``), never an exception. Defaults are small
-on purpose: the ReAct paper used 7 steps for HotpotQA and 5 for FEVER.
+Running out is a status (``max_steps``, with a ``stop_reason`` naming the limit),
+never an exception. Defaults are small on purpose: the ReAct paper used 7 steps
+for HotpotQA and 5 for FEVER.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from tao.trace import Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Budget:
     """Limits of one run; ``Budget(max_steps=5)`` is the paper's FEVER setting."""
 
@@ -26,14 +26,15 @@ class Budget:
         if self.max_seconds <= 0 or self.max_tokens <= 0:
             raise ValueError("max_seconds and max_tokens must be positive")
 
-    def exhausted(self, steps_taken: int, started: float, usage: Usage) -> str | None:
+    def exhausted(self, steps_taken: int, elapsed_s: float, usage: Usage) -> str | None:
         """Which limit is spent, as a sentence for the trace, or ``None`` to go on.
 
         ``steps_taken`` counts model replies: parallel calls of one reply are one step.
+        The caller measures ``elapsed_s``: the budget reads no clock.
         """
         if steps_taken >= self.max_steps:
             return f"step limit of {self.max_steps} reached"
-        if time.monotonic() - started >= self.max_seconds:
+        if elapsed_s >= self.max_seconds:
             return f"time limit of {self.max_seconds:g} s reached"
         if usage.input_tokens + usage.output_tokens >= self.max_tokens:
             return f"token limit of {self.max_tokens:,} reached"

@@ -15,12 +15,13 @@ for event in agent.stream("What is 17 * 23 + 4?"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from tao.jsontypes import JSONObject
+from tao.state import PendingCall
 from tao.trace import RunResult, Step
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     """Model text as it arrives (thought tokens); one per chunk the backend streams."""
 
@@ -28,33 +29,34 @@ class TextDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ActionEvent:
     """The model asked for a tool call; it is about to run (or to be approved)."""
 
     step: int
     tool: str
-    arguments: dict[str, Any] | None
+    arguments: JSONObject | None
     argument: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ApprovalEvent:
-    """A call with side effects waits for a person (SPEC S3)."""
+    """A call with side effects waits for a person (SPEC S3); ``call`` names it exactly."""
 
     step: int
     tool: str
-    arguments: dict[str, Any]
+    arguments: JSONObject
+    call: PendingCall
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObservationEvent:
     """A step is complete: its observation, timings and tokens are in ``step``."""
 
     step: Step
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FinalEvent:
     """The run ended; ``result.status`` says how."""
 

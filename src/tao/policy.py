@@ -14,18 +14,18 @@ still needs a person's yes.
 
 from __future__ import annotations
 
-import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
-from tao.errors import TaoError
+from tao.errors import ConfigError
+from tao.paths import default_policy_path
 
 
-class PolicyError(TaoError):
-    """The policy file cannot be read or holds a rule that makes no sense."""
+class PolicyError(ConfigError):
+    """The policy file cannot be read or holds a rule that makes no sense (a person's file)."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Rule:
     tool: str
     arguments: dict[str, str] = field(default_factory=dict)
 
-    def allows(self, tool: str, arguments: dict[str, Any]) -> bool:
+    def allows(self, tool: str, arguments: Mapping[str, object]) -> bool:
         if tool != self.tool:
             return False
         return all(
@@ -49,7 +49,7 @@ class Policy:
     rules: tuple[Rule, ...] = ()
     source: Path | None = None
 
-    def allows(self, tool: str, arguments: dict[str, Any]) -> Rule | None:
+    def allows(self, tool: str, arguments: Mapping[str, object]) -> Rule | None:
         """The first rule that pre-approves this exact call, if any."""
         return next((rule for rule in self.rules if rule.allows(tool, arguments)), None)
 
@@ -81,8 +81,6 @@ class Policy:
 
     @classmethod
     def default(cls) -> Policy:
-        """``$TAO_HOME/policy.toml`` when it exists, else no pre-approvals."""
-        from tao.store.sqlite import default_db_path
-
-        path = Path(os.environ.get("TAO_POLICY", default_db_path().parent / "policy.toml"))
+        """``$TAO_POLICY`` or ``$TAO_HOME/policy.toml`` when it exists, else no pre-approvals."""
+        path = default_policy_path()
         return cls.load(path) if path.is_file() else cls()

@@ -31,7 +31,7 @@ CHECKPOINT_VERSION = 1
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunConfig:
-    """Every setting of a run, in one place: the run log records it, resume and eval rebuild from it.
+    """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
 
     Only data lives here (JSON-able); live objects (a model instance, Python tools, an
     approver, a store) are given to :class:`tao.Agent` beside it.
@@ -93,12 +93,11 @@ class RunConfig:
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
         """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
         names = {f.name: f for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        if "tools" in values:
-            tools = values["tools"]
-            if not isinstance(tools, list):
-                raise StateError(f"stored config: tools must be a list, not {tools!r}")
-            values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        values: dict[str, object] = {k: v for k, v in data.items() if k in names}
+        tools = data.get("tools", [])
+        if not isinstance(tools, list):
+            raise StateError(f"stored config: tools must be a list, not {tools!r}")
+        values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
         try:
             return cls(**values)  # type: ignore[arg-type]
         except (TypeError, ValueError) as error:
@@ -248,7 +247,9 @@ class Checkpoint:
             PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
             for p in cast(list[JSON], data.get("pending") or [])
         )
-        decisions = cast(dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {})))
+        decisions = cast(
+            dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {}))
+        )
         if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
             by_position = {str(p.position): p.id for p in pending}
             decisions = {by_position.get(k, k): v for k, v in decisions.items()}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tao.state import RunConfig
 from tao.store import RunRecorder, Store
 from tao.trace import RunResult, Status, Step, StepKind
 
@@ -19,43 +20,43 @@ def _steps() -> list[Step]:
     ask = [{"role": "user", "content": "What is 17 * 23 + 4?"}]
     return [
         Step(
-            1,
-            StepKind.ACTION,
-            "I need to compute 17 * 23 + 4.",
-            "calculator",
-            "17 * 23 + 4",
-            f"395 {MARKUP}",
-            ask,
-            "Thought: I need to compute.\nAction: calculator[17 * 23 + 4]",
-            0.75,
+            index=1,
+            kind=StepKind.ACTION,
+            thought="I need to compute 17 * 23 + 4.",
+            tool="calculator",
+            argument="17 * 23 + 4",
+            observation=f"395 {MARKUP}",
+            model_input=ask,
+            model_output="Thought: I need to compute.\nAction: calculator[17 * 23 + 4]",
+            duration_s=0.75,
             input_tokens=120,
             output_tokens=25,
             model_duration_s=0.5,
             tool_duration_s=0.25,
         ),
         Step(
-            2,
-            StepKind.UNKNOWN_TOOL,
-            "Let me check.",
-            "search",
-            "17",
-            "Unknown tool: search. Available: calculator, finish",
-            ask,
-            "Action: search[17]",
-            0.5,
+            index=2,
+            kind=StepKind.UNKNOWN_TOOL,
+            thought="Let me check.",
+            tool="search",
+            argument="17",
+            observation="Unknown tool: search. Available: calculator, finish",
+            model_input=ask,
+            model_output="Action: search[17]",
+            duration_s=0.5,
             input_tokens=150,
             output_tokens=10,
         ),
         Step(
-            3,
-            StepKind.FINAL,
-            "I have it.",
-            "finish",
-            "395",
-            None,
-            ask,
-            "Action: finish[395]",
-            0.25,
+            index=3,
+            kind=StepKind.FINAL,
+            thought="I have it.",
+            tool="finish",
+            argument="395",
+            observation=None,
+            model_input=ask,
+            model_output="Action: finish[395]",
+            duration_s=0.25,
             input_tokens=170,
             output_tokens=8,
         ),
@@ -64,14 +65,12 @@ def _steps() -> list[Step]:
 
 def _record(run_id: str, started_at: float, *, task: str, finish: bool = True) -> RunResult:
     """Populate the run log exactly as the loop does, through the recorder."""
-    result = RunResult(run_id, task, "replay:calc.json", Status.MAX_STEPS, None)
-    result.started_at = started_at
+    result = RunResult(run_id=run_id, task=task, model="replay:calc.json", started_at=started_at)
     with Store.open() as store:  # $TAO_HOME from the autouse fixture
-        recorder = RunRecorder(store, {"tools": ["calc"], "max_steps": 8})
+        recorder = RunRecorder(store, RunConfig(model="replay:calc.json", tools=("calc",)))
         recorder.on_start(result)
         for step in _steps():
-            result.steps.append(step)
-            result.usage.add(step)
+            result.add_step(step)
             recorder.on_step(result, step)
         if finish:
             result.status, result.answer, result.duration_s = Status.FINISHED, "395", 1.5
@@ -122,7 +121,7 @@ def test_list_json_limit_and_status_filter_M3(tao_cli: Any, logged: dict[str, Ru
     assert [r["run_id"] for r in data] == ["0193b0000002bbbb", "0193a0000001aaaa"]
     assert data[0]["status"] == "finished"
     assert (data[0]["steps"], data[0]["model_calls"], data[0]["tokens"]) == (3, 3, 483)
-    assert data[0]["config"] == {"tools": ["calc"], "max_steps": 8}
+    assert data[0]["config"]["tools"] == ["calc"] and data[0]["config"]["max_steps"] == 8
     limited = json.loads(tao_cli("runs", "list", "--json", "--limit", "1").stdout)
     assert [r["run_id"] for r in limited] == ["0193b0000002bbbb"]
     assert json.loads(tao_cli("runs", "list", "--json", "--status", "error").stdout) == []

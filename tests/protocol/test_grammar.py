@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tao.models.base import Message, ModelRequest
 from tao.models.install import install_command, model_is_installed, runtime_is_installed
 from tao.protocol.grammar import gbnf_literal, react_grammar
 from tao.protocol.labels import LABELS, get_labels
@@ -85,13 +86,17 @@ def test_constrained_reply_always_parses(lang: str) -> None:
     labels = get_labels(lang)
     model = LocalModel()
     # The prompt asks for a different format on purpose: the grammar must win.
-    messages = [
+    messages: list[Message] = [
         {"role": "system", "content": "Reply with a JSON object and nothing else."},
         {"role": "user", "content": "What is 17 * 23 + 4?"},
     ]
-    reply = model.complete(
-        messages, stop=labels.stop, grammar=react_grammar(labels, TOOLS), max_tokens=512
+    request = ModelRequest(
+        messages=messages,
+        stop=labels.stop,
+        grammar=react_grammar(labels, TOOLS),
+        max_tokens=512,
     )
+    reply = model.complete(request)
     line = re.escape(labels.action) + r": (finish|search|lookup|calculator)\[[^\]\n]*\]"
     pattern = rf"{re.escape(labels.thought)}: [^\n]+\n({line}|{re.escape(labels.answer)}: [^\n]+)"
     assert re.fullmatch(pattern, reply.text), reply.text

@@ -14,9 +14,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,10 +24,12 @@ pytest.importorskip("mcp")
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent
 
 from tao.errors import ToolError
-from tao.loop import Agent
+from tao.jsontypes import JSON
 from tao.tools.base import ArgumentError
 from tao.tools.mcp import McpError, McpServer, McpTool, mcp_tools
-from tao.tools.mcp_tool import result_text, safe_name
+from tao.tools.mcp_tool import AnyArgs, result_text, safe_name
+
+from ..conftest import CliResult
 
 SERVER = '''
 import asyncio, os, sys
@@ -96,7 +97,7 @@ def tools(server: McpServer) -> dict[str, McpTool]:
     return {t.name: t for t in server.tools() if isinstance(t, McpTool)}
 
 
-def write_replay(tmp_path: Path, replies: list[Any]) -> Path:
+def write_replay(tmp_path: Path, replies: Sequence[JSON]) -> Path:
     path = tmp_path / "replies.json"
     path.write_text(json.dumps(replies), encoding="utf-8")
     return path
@@ -147,6 +148,29 @@ def test_validation_errors_are_clear(tools: dict[str, McpTool]) -> None:
         add.validate({"a": 1, "b": 2, "c": 3})
 
 
+def test_only_json_goes_on_the_wire_S1() -> None:
+    """A schema that says nothing about a value still cannot send what JSON cannot hold."""
+    sent: list[dict[str, object]] = []
+
+    def run(**arguments: object) -> str:
+        sent.append(arguments)
+        return "ok"
+
+    echo = McpTool(
+        name="echo",
+        description="Echo anything.",
+        fn=run,
+        params=AnyArgs,
+        param_names=("value",),
+        input_schema={"type": "object", "properties": {"value": {}}},
+    )
+    assert echo.invoke(echo.bind("value=(1, 2)", "call")) == "ok"
+    assert sent == [{"value": [1, 2]}]  # a tuple literal is a JSON array
+    with pytest.raises(ArgumentError, match=r"echo\(value\): \{1, 2\} is not a JSON value"):
+        echo.invoke(echo.bind("value={1, 2}", "call"))
+    assert len(sent) == 1  # refused before the call
+
+
 def test_is_error_result_raises_tool_error(tools: dict[str, McpTool]) -> None:
     with pytest.raises(ToolError, match="no such key: nope"):
         tools["lookup"].invoke({"key": "nope"})
@@ -164,10 +188,12 @@ def test_agent_run_shows_observations_and_gates_side_effects(
             "Action: finish[5]",
         ],
     )
+    from tao import Agent  # the agent run is the integration; the rest needs only the SDK
+
     agent = Agent(f"replay:{script}", [*server.tools(), "calc"], record=False, max_steps=6)
     paused = agent.run("What is 2 + 3?")
     assert paused.status.value == "awaiting_approval"  # a "sends" tool waits for a person (S3)
-    assert paused.pending is not None and paused.pending[0]["tool"] == "send_note"
+    assert paused.pending is not None and paused.pending[0].tool == "send_note"
     result = agent.resume(paused, approve=False)
     observations = [step.observation for step in result.steps]
     assert result.answer == "5"
@@ -181,6 +207,7 @@ def test_agent_run_shows_observations_and_gates_side_effects(
 def test_native_protocol_sends_the_schema_and_runs_the_call(
     server: McpServer, tmp_path: Path
 ) -> None:
+    from tao import Agent
     from tao.protocol.native import tool_specs
 
     tools = server.tools()
@@ -269,7 +296,7 @@ def test_a_server_that_fails_to_start_says_why() -> None:
 
 
 def test_cli_run_uses_mcp_tools(
-    tao_cli: Callable[..., Any], server_script: Path, tmp_path: Path
+    tao_cli: Callable[..., CliResult], server_script: Path, tmp_path: Path
 ) -> None:
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(server_script))}"
     script = write_replay(tmp_path, ADD_SCRIPT)
@@ -285,7 +312,7 @@ def test_cli_run_uses_mcp_tools(
     assert "must not reach the terminal" not in out.stderr
 
 
-def test_cli_reports_a_broken_server_in_one_line(tao_cli: Callable[..., Any]) -> None:
+def test_cli_reports_a_broken_server_in_one_line(tao_cli: Callable[..., CliResult]) -> None:
     out = tao_cli("run", "hi", "--mcp", "/nonexistent/mcp-server", "--model", "replay:x.json")
     assert out.returncode == 1
     assert out.stderr.startswith("Error: MCP server /nonexistent/mcp-server failed to start")

@@ -6,16 +6,16 @@ import ast
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tao.errors import ToolError
+from tao.jsontypes import JSONObject
 from tao.tools.wiki import CorpusError, load_corpus, wiki_tools
 
 REAL_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa" / "wiki.jsonl"
 
-ROWS: list[dict[str, Any]] = [
+ROWS: list[JSONObject] = [
     {
         "title": "Ed Wood",
         "text": "Edward Davis Wood Jr. was an American filmmaker. He was born in Poughkeepsie. "

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tao.store import RunRecorder, Store
+from tao.state import RunConfig
+from tao.store import Store
 from tao.trace import RunResult, Status, Step, StepKind
 
 
@@ -63,27 +64,35 @@ def test_script_in_an_observation_shows_as_text_and_never_runs_M3(ui: Any, page:
     """M3: a tool output holding <script> is displayed literally; no script of it executes."""
     hostile = "<script>window.pwned = 1; alert('x')</script><img src=x onerror=\"window.pwned=2\">"
     result = RunResult(
-        "0193dddd0001", "Read the README", "replay:x", Status.FINISHED, "ok", started_at=time.time()
+        run_id="0193dddd0001", task="Read the README", model="replay:x", started_at=time.time()
     )
-    result.steps.append(
-        Step(
-            1,
-            StepKind.ACTION,
-            "Read it.",
-            "read_file",
-            "README.md",
-            hostile,
-            [{"role": "user", "content": hostile}],
-            "Action: read_file[README.md]",
-            0.2,
-            50,
-            9,
-        )
+    step = Step(
+        index=1,
+        kind=StepKind.ACTION,
+        thought="Read it.",
+        tool="read_file",
+        argument="README.md",
+        observation=hostile,
+        model_input=[{"role": "user", "content": hostile}],
+        model_output="Action: read_file[README.md]",
+        duration_s=0.2,
+        input_tokens=50,
+        output_tokens=9,
     )
+    config = RunConfig(model="replay:x", tools=("files",))
     with Store.open() as store:
-        RunRecorder(store).on_finish(result)
+        store.begin_run(result, config)
+        result.add_step(step)
+        store.add_step(result, step)
+        result.status, result.answer = Status.FINISHED, "ok"
+        store.finish_run(result, config)
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(f"{ui.url}runs/0193dddd0001")
     shown = page.locator(".observation pre").inner_text()
     assert shown == hostile
@@ -95,32 +104,31 @@ def test_script_in_an_observation_shows_as_text_and_never_runs_M3(ui: Any, page:
 def test_a_running_run_updates_live_M3(ui: Any, page: Any) -> None:
     """M3: steps recorded while the page is open appear without a reload."""
     result = RunResult(
-        "0193eeee0001", "Count to three", "replay:x", Status.MAX_STEPS, None, started_at=time.time()
+        run_id="0193eeee0001", task="Count to three", model="replay:x", started_at=time.time()
     )
+    config = RunConfig(model="replay:x", tools=("calc",))
     with Store.open() as store:
-        recorder = RunRecorder(store)
-        recorder.on_start(result)
+        store.begin_run(result, config)
         page.goto(f"{ui.url}runs/0193eeee0001")
         page.locator(".thinking").wait_for()
         for index in (1, 2, 3):
             step = Step(
-                index,
-                StepKind.ACTION,
-                f"Step {index}.",
-                "calculator",
-                f"{index}+0",
-                str(index),
-                [],
-                f"Action: calculator[{index}+0]",
-                0.1,
-                5,
-                2,
+                index=index,
+                kind=StepKind.ACTION,
+                thought=f"Step {index}.",
+                tool="calculator",
+                argument=f"{index}+0",
+                observation=str(index),
+                model_output=f"Action: calculator[{index}+0]",
+                duration_s=0.1,
+                input_tokens=5,
+                output_tokens=2,
             )
-            result.steps.append(step)
-            recorder.on_step(result, step)
+            result.add_step(step)
+            store.add_step(result, step)
             page.locator(f"#step-{index}").wait_for(timeout=10_000)
         result.status, result.answer = Status.FINISHED, "3"
-        recorder.on_finish(result)
+        store.finish_run(result, config)
     page.locator(".run-head .badge", has_text="finished").wait_for(timeout=10_000)
     assert page.locator(".thinking").count() == 0
 

@@ -8,7 +8,8 @@ import sys
 import time
 from typing import Any
 
-from tao.store import RunRecorder, Store
+from tao.state import RunConfig
+from tao.store import Store
 from tao.trace import RunResult, Status, Step, StepKind
 
 XSS = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
@@ -17,31 +18,30 @@ XSS = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 def record_run(run_id: str, *, finish: bool = True, steps: int = 2) -> RunResult:
     """A run with hostile text everywhere a run can carry text."""
     result = RunResult(
-        run_id, f"Task {XSS}", f"replay:{XSS}", Status.MAX_STEPS, None, started_at=time.time()
+        run_id=run_id, task=f"Task {XSS}", model=f"replay:{XSS}", started_at=time.time()
     )
+    config = RunConfig(model=result.model, tools=("calc",))
     with Store.open() as store:
-        recorder = RunRecorder(store, {"tools": ["calc"]})
-        recorder.on_start(result)
+        store.begin_run(result, config)
         for index in range(1, steps + 1):
             step = Step(
-                index,
-                StepKind.ACTION,
-                f"thought {XSS}",
-                "calculator",
-                f"1+{XSS}",
-                f"Observation text {XSS}",
-                [{"role": "user", "content": f"input {XSS}"}],
-                f"Action: calculator[{XSS}]",
-                0.5,
-                120,
-                30,
+                index=index,
+                kind=StepKind.ACTION,
+                thought=f"thought {XSS}",
+                tool="calculator",
+                argument=f"1+{XSS}",
+                observation=f"Observation text {XSS}",
+                model_input=[{"role": "user", "content": f"input {XSS}"}],
+                model_output=f"Action: calculator[{XSS}]",
+                duration_s=0.5,
+                input_tokens=120,
+                output_tokens=30,
             )
-            result.steps.append(step)
-            result.usage.add(step)
-            recorder.on_step(result, step)
+            result.add_step(step)
+            store.add_step(result, step)
         if finish:
             result.status, result.answer = Status.FINISHED, f"answer {XSS}"
-            recorder.on_finish(result)
+            store.finish_run(result, config)
     return result
 
 
@@ -124,8 +124,9 @@ def test_state_changes_need_post_same_origin_and_the_csrf_token_S3(
         assert reply.status == 403, (data, headers, reply.body)
     assert ui.request(approve).status == 404  # GET changes nothing
     with Store.open() as store:
-        assert store.get_summary(run_id).status == "awaiting_approval"
-        assert (store.load_state(run_id) or {}).get("decisions", {}) == {}
+        assert store.get_summary(run_id).status is Status.AWAITING_APPROVAL
+        checkpoint = store.load_state(run_id)
+        assert checkpoint is None or dict(checkpoint.decisions) == {}
     assert (project / "old.log").exists()
 
 
@@ -217,6 +218,6 @@ def test_a_decision_made_in_the_cli_shows_and_the_page_resumes_it_S3(
     assert reply.status == 303
     ui.server.resumer.wait(60)
     with Store.open() as store:
-        assert store.get_summary(run_id).status == "finished"
+        assert store.get_summary(run_id).status is Status.FINISHED
     assert not (project / "old.log").exists()
     assert f'data-run="{run_id}"' not in ui.request("/").body.split("<h2>Runs</h2>")[0]

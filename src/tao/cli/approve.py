@@ -19,21 +19,32 @@ from tao.errors import TaoError
 def _show_pending(run_id: str) -> None:
     from tao.approvals import pending_calls
 
-    for call in pending_calls(run_id):
-        shown = ", ".join(f"{key}={value!r}" for key, value in call["arguments"].items())
-        click.echo(f"  {call['tool']}({shown})  [{', '.join(call['effects'])}]")
-        if call.get("preview"):
-            click.echo("    " + call["preview"].replace("\n", "\n    "))
+    for waiting in pending_calls(run_id):
+        call = waiting.call
+        shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+        click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        if call.preview:
+            click.echo("    " + call.preview.replace("\n", "\n    "))
+
+
+_CALL_OPTION = click.option(
+    "--call",
+    "calls",
+    multiple=True,
+    metavar="CALL_ID",
+    help="Decide only this waiting call (as `tao runs show` lists it); repeatable.",
+)
 
 
 @click.command("approve")
 @click.argument("run_id")
-def approve_command(run_id: str) -> None:
+@_CALL_OPTION
+def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
     from tao.approvals import approve_run
 
     try:
-        full = approve_run(run_id)
+        full = approve_run(run_id, calls=calls or None)
         click.echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
         click.echo(f"continue it with: tao resume {full}")
@@ -44,12 +55,13 @@ def approve_command(run_id: str) -> None:
 @click.command("deny")
 @click.argument("run_id")
 @click.option("--reason", help="Told to the model, so it can take another way.")
-def deny_command(run_id: str, reason: str | None) -> None:
+@_CALL_OPTION
+def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
     from tao.approvals import deny_run
 
     try:
-        full = deny_run(run_id, reason)
+        full = deny_run(run_id, reason, calls=calls or None)
         click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
         raise click.ClickException(str(error)) from None

@@ -6,21 +6,32 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from tao.errors import ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.jsontypes import JSONObject
 from tao.protocol.labels import LABELS
 from tao.tools.base import Tool
 from tao.trace import RunResult, Status
 
 if TYPE_CHECKING:
-    from tao.loop import Agent
+    from tao.agent import Agent
+    from tao.tools.mcp import McpServer
 
-#: Exit codes, so scripts can tell an answer from a spent budget from a failure.
-EXIT = {Status.FINISHED: 0, Status.ERROR: 1, Status.MAX_STEPS: 3, Status.AWAITING_APPROVAL: 4}
+#: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
+#: shell's code for a run stopped by Ctrl-C.
+EXIT = {
+    Status.FINISHED: 0,
+    Status.ERROR: 1,
+    Status.RUNNING: 1,
+    Status.MAX_STEPS: 3,
+    Status.AWAITING_APPROVAL: 4,
+    Status.INTERRUPTED: 130,
+    Status.CANCELLED: 130,
+}
 
 
 def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) -> RunResult:
@@ -55,7 +66,7 @@ def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) ->
     raise click.ClickException("the run ended without a result")
 
 
-def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
+def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
     shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     click.echo(f"\n>>> {tool.name}({shown})", err=True)
@@ -66,7 +77,7 @@ def human_executor(tool: Tool, arguments: dict[str, Any]) -> str:
     return line.rstrip("\n")
 
 
-def ask_approval(tool: Tool, arguments: dict[str, Any]) -> bool | str:
+def ask_approval(tool: Tool, arguments: JSONObject) -> bool | str:
     """SPEC S3 at a terminal: a person approves or denies this exact call."""
     shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     click.echo(f"\n{tool.name}({shown}) wants to {', '.join(tool.effects)}.", err=True)
@@ -195,22 +206,16 @@ def run(
     tao run "What is 17 * 23 + 4?" --model local --tools calc
     tao run "Why does tests/test_cart.py fail?" -m openai:gpt-4o-mini -t files,tests --project .
     """
-    from tao.loop import Agent
+    from tao.agent import Agent
+    from tao.state import RunConfig
 
     sets = [name for chunk in tool_sets for name in chunk.split(",") if name.strip()]
     interactive = sys.stdin.isatty() and not no_input
-    servers: list[Any] = []  # MCP connections, closed (their processes ended) after the run
+    servers: list[McpServer] = []  # MCP connections, closed (processes ended) after the run
     try:
-        if mcp_commands or mcp_urls:
-            from tao.tools.mcp import McpServer, mcp_tools
-
-            for command in mcp_commands:
-                servers.append(McpServer.stdio(command))
-            for url in mcp_urls:
-                servers.append(McpServer.http(url))
-        agent = Agent(
-            model_spec,
-            [*sets, *(mcp_tools(servers) if servers else [])],
+        config = RunConfig(
+            model=model_spec,
+            tools=tuple(sets),
             lang=lang,
             protocol=protocol,  # type: ignore[arg-type]
             max_steps=max_steps,
@@ -218,9 +223,14 @@ def run(
             max_tokens=max_tokens,
             temperature=temperature,
             grammar=not no_grammar,
-            project=project,
-            corpus=corpus,
+            project=str(project.resolve()),
+            corpus=str(corpus.resolve()) if corpus else None,
             base_url=base_url,
+        )
+        servers = _connect_mcp(mcp_commands, mcp_urls)
+        agent = Agent(
+            tools=[*sets, *_mcp_tools(servers)],
+            config=config,
             executor=human_executor if human_tools else None,
             approve=ask_approval if interactive else None,
             record=not no_log,
@@ -237,3 +247,27 @@ def run(
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     sys.exit(EXIT[result.status])
+
+
+def _connect_mcp(commands: tuple[str, ...], urls: tuple[str, ...]) -> list[McpServer]:
+    if not commands and not urls:
+        return []
+    from tao.tools.mcp import McpServer
+
+    servers: list[McpServer] = []
+    try:
+        servers.extend(McpServer.stdio(command) for command in commands)
+        servers.extend(McpServer.http(url) for url in urls)
+    except BaseException:  # one failed to start: end the ones already running
+        for server in servers:
+            server.close()
+        raise
+    return servers
+
+
+def _mcp_tools(servers: list[McpServer]) -> list[Tool]:
+    if not servers:
+        return []
+    from tao.tools.mcp import mcp_tools
+
+    return list(mcp_tools(servers))

@@ -22,14 +22,9 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tao.cli.render import (
-    format_time,
-    render_result_footer,
-    render_run_header,
-    render_step,
-    status_text,
-)
+from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
 from tao.errors import StoreError
+from tao.format import format_time
 from tao.store import STATUSES, Store
 
 P = ParamSpec("P")

@@ -53,7 +53,7 @@ def serve(
     from pathlib import Path
 
     from tao.models.local import DEFAULT_N_CTX, LocalModel
-    from tao.serve import serve_forever
+    from tao.server import serve_forever
 
     kind, _, rest = model_spec.strip().partition(":")
     if kind != "local":

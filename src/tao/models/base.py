@@ -1,4 +1,4 @@
-"""What every model backend offers the loop: one :class:`ModelRequest` in, one :class:`ModelReply` out.
+"""What every model backend offers: one :class:`ModelRequest` in, one :class:`ModelReply` out.
 
 A backend is any object with ``name``, the ``supports_*`` flags and
 :meth:`Model.complete` / :meth:`Model.acomplete`. The loop speaks chat messages in

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.models.base import Completion, Message, ToolCall, ToolSpec
+from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
 from tao.protocol.labels import Labels
 from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, parse_reply
 from tao.tools.base import Tool
@@ -30,7 +30,7 @@ def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
     return [ToolSpec(t.name, t.description, t.schema) for t in tools]
 
 
-def read_reply(reply: Completion, labels: Labels) -> NativeCalls | FinalAnswer | ParseFailure:
+def read_reply(reply: ModelReply, labels: Labels) -> NativeCalls | FinalAnswer | ParseFailure:
     """Structured calls win; a ``finish`` call is the answer; plain text is read as text."""
     thought = reply.text.strip() or None
     for call in reply.tool_calls:
@@ -49,7 +49,7 @@ def read_reply(reply: Completion, labels: Labels) -> NativeCalls | FinalAnswer |
     return parsed
 
 
-def assistant_message(reply: Completion) -> Message:
+def assistant_message(reply: ModelReply) -> Message:
     """The model's turn as it goes back into the transcript, calls included."""
     message: Message = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:

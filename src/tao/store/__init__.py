@@ -1,27 +1,32 @@
-"""The run log (SPEC M3): every run, step and model call, in SQLite under ``$TAO_HOME``.
+"""The run log (SPEC M3): every run, step and model call, in SQLite or PostgreSQL.
 
-from tao.store import RunRecorder, Store
+    from tao.store import RunRecorder, Store
 
-store = Store.open()                       # $TAO_HOME/tao.db
-agent.run(task, observers=[RunRecorder(store)])
-store.list_runs(limit=5)
-store.get_run("3f2a")                      # a unique id prefix is enough
+    store = Store.open()        # $TAO_HOME/tao.db, or TAO_DATABASE_URL's PostgreSQL
+    agent.run(task, observers=[RunRecorder(store, agent.config)])
+    store.list_runs(limit=5)
+    store.get_run("3f2a")       # a unique id prefix is enough
+
+:class:`Store` is the interface (:mod:`tao.store.base`); :class:`SQLiteStore`
+implements it here, ``tao.store.postgres.PostgresStore`` (psycopg, an optional
+extra) on a server.
 """
 
 from __future__ import annotations
 
+from tao.paths import default_db_path
+from tao.store.base import STATUSES, Store
 from tao.store.recorder import RunRecorder
-from tao.store.rows import INTERRUPTED, STATUSES, RunSummary
-from tao.store.schema import RUNNING, SCHEMA_VERSION
-from tao.store.sqlite import Store, default_db_path
+from tao.store.rows import RunSummary
+from tao.store.schema import SCHEMA_VERSION
+from tao.store.sqlite import SQLiteStore
 
 __all__ = [
-    "INTERRUPTED",
-    "RUNNING",
     "SCHEMA_VERSION",
     "STATUSES",
     "RunRecorder",
     "RunSummary",
+    "SQLiteStore",
     "Store",
     "default_db_path",
 ]

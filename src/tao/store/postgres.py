@@ -5,12 +5,12 @@
     tao runs list                # read from it
 
 :meth:`tao.store.Store.open` returns a :class:`PostgresStore` when
-``TAO_DATABASE_URL`` is set. It *is* a :class:`~tao.store.Store`: every query
-is the one the SQLite log runs (written with ``?`` placeholders, translated to
-psycopg's ``%s`` here), and rows come back readable by name and position like
-``sqlite3.Row``, so :mod:`tao.store.rows` maps both. Only connecting,
-transactions, migrations (:mod:`tao.store.pg_schema`) and error messages
-differ. Needs ``pip install 'tao[postgres]'`` (psycopg 3).
+``TAO_DATABASE_URL`` is set. It implements :class:`tao.store.base.Store`, whose
+queries are the ones the SQLite log runs (written with ``?`` placeholders,
+translated to psycopg's ``%s`` here); rows come back readable by name and
+position like ``sqlite3.Row``, so :mod:`tao.store.rows` maps both. Only
+connecting, transactions, migrations (:mod:`tao.store.pg_schema`) and error
+messages differ. Needs ``pip install 'tao[postgres]'`` (psycopg 3).
 
 Each write is one short transaction, like SQLite's ``BEGIN IMMEDIATE``; reads
 run in ``REPEATABLE READ`` so a multi-statement read sees one snapshot. One
@@ -21,20 +21,19 @@ a :class:`tao.StoreError` naming host and database, never the password.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import RowMaker
 
 from tao.errors import StoreError
+from tao.paths import DATABASE_URL_ENV
+from tao.store.base import Store
 from tao.store.pg_schema import migrate
-from tao.store.rows import Connection, Cursor
+from tao.store.rows import Connection, Cursor, SQLValue
 from tao.store.schema import SCHEMA_VERSION, NotARunLogError, SchemaTooNewError
-from tao.store.sqlite import Store
 
 _CONNECT_TIMEOUT_S = 10
 _SCHEMES = ("postgresql://", "postgres://")
@@ -45,14 +44,14 @@ class PostgresRecord:
 
     __slots__ = ("_index", "_values")
 
-    def __init__(self, values: Sequence[Any], index: dict[str, int]) -> None:
+    def __init__(self, values: Sequence[object], index: dict[str, int]) -> None:
         self._values = values
         self._index = index
 
-    def __getitem__(self, key: int | str) -> Any:
+    def __getitem__(self, key: int | str) -> object:
         return self._values[self._index[key] if isinstance(key, str) else key]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[object]:
         return iter(self._values)
 
     def __len__(self) -> int:
@@ -62,12 +61,12 @@ class PostgresRecord:
         return list(self._index)
 
 
-def _records(cursor: psycopg.Cursor[Any]) -> RowMaker[PostgresRecord]:
+def _records(cursor: psycopg.Cursor[PostgresRecord]) -> RowMaker[PostgresRecord]:
     index = {column.name: i for i, column in enumerate(cursor.description or ())}
     return lambda values: PostgresRecord(values, index)
 
 
-class _Qmark:
+class QmarkConnection:
     """A :class:`~tao.store.rows.Connection` over psycopg: ``?`` placeholders become ``%s``.
 
     The run log's SQL has no ``?`` or ``%`` inside string literals; a literal ``%``
@@ -77,7 +76,7 @@ class _Qmark:
     def __init__(self, conn: psycopg.Connection[PostgresRecord]) -> None:
         self._conn = conn
 
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
+    def execute(self, sql: str, parameters: Sequence[SQLValue] = (), /) -> Cursor:
         query = sql.replace("%", "%%").replace("?", "%s")
         return self._conn.execute(query.encode(), parameters)
 
@@ -103,19 +102,13 @@ def _password(url: str) -> str | None:
 
 
 class PostgresStore(Store):
-    """The run log in one PostgreSQL database; same API and errors as the SQLite store."""
+    """The run log in one PostgreSQL database; one connection shared by threads under a lock."""
 
     def __init__(self, url: str, conn: psycopg.Connection[PostgresRecord]) -> None:
         """Use :meth:`connect` (or ``Store.open()`` with ``TAO_DATABASE_URL``)."""
+        super().__init__(display_url(url))
         self.url = url
         self._pg = conn
-        self._lock = threading.Lock()
-
-    @property
-    def where(self) -> str:
-        return display_url(self.url)
-
-    # -- opening ------------------------------------------------------------------------
 
     @classmethod
     def connect(cls, url: str) -> PostgresStore:
@@ -123,64 +116,54 @@ class PostgresStore(Store):
         if not url.startswith(_SCHEMES):
             scheme = url.split("://", 1)[0] if "://" in url else url[:12]
             raise StoreError(
-                f"TAO_DATABASE_URL must start with postgresql:// (got {scheme!r}…); "
+                f"{DATABASE_URL_ENV} must start with postgresql:// (got {scheme!r}…); "
                 "unset it to use the SQLite run log in $TAO_HOME"
             )
-        where = display_url(url)
         conn = _connect(url)
         try:
             with conn.transaction():
-                migrate(conn)
-        except SchemaTooNewError as error:
+                migrate(QmarkConnection(conn))
+        except (SchemaTooNewError, NotARunLogError, psycopg.Error) as error:
             conn.close()
-            raise StoreError(
-                f"the run log {where} was written by a newer tao (schema v{error.found}, "
-                f"this tao knows v{SCHEMA_VERSION}); upgrade tao, or set TAO_DATABASE_URL to "
-                "use another run log"
-            ) from None
-        except NotARunLogError:
-            conn.close()
-            raise StoreError(
-                f"{where} already has tables named like tao's (runs, steps, model_calls) but "
-                "is not a tao run log; point TAO_DATABASE_URL at another database or schema"
-            ) from None
-        except psycopg.Error as error:
-            conn.close()
-            raise _store_error(url, error) from None
+            raise _refusal(url, error) from None
         return cls(url, conn)
 
-    def close(self) -> None:
-        with self._lock:
-            self._pg.close()
-
-    # -- plumbing -------------------------------------------------------------------------
-
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        """One consistent snapshot for a multi-statement read."""
-        with self._transaction("REPEATABLE READ") as conn:
-            yield conn
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One short write transaction, committed on exit, rolled back on error."""
-        with self._transaction("READ COMMITTED") as conn:
-            yield conn
-
-    @contextmanager
-    def _transaction(self, isolation: str) -> Iterator[Connection]:
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        # A read sees one snapshot for all its statements; a write, each row's latest.
+        isolation = "READ COMMITTED" if write else "REPEATABLE READ"
         with self._lock:
             try:
                 if self._pg.broken or self._pg.closed:
                     self._pg = _connect(self.url)  # the server restarted; start afresh
                 with self._pg.transaction():
                     self._pg.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}".encode())
-                    yield _Qmark(self._pg)
+                    yield QmarkConnection(self._pg)
             except psycopg.Error as error:
                 raise _store_error(self.url, error) from None
 
+    def _disconnect(self) -> None:
+        self._pg.close()
+
 
 # -- helpers -----------------------------------------------------------------------------
+
+
+def _refusal(url: str, error: SchemaTooNewError | NotARunLogError | psycopg.Error) -> StoreError:
+    """Why a database is not used, and what to do about it; nothing in it was changed."""
+    if isinstance(error, psycopg.Error):
+        return _store_error(url, error)
+    where = display_url(url)
+    if isinstance(error, SchemaTooNewError):
+        return StoreError(
+            f"the run log {where} was written by a newer tao (schema v{error.found}, "
+            f"this tao knows v{SCHEMA_VERSION}); upgrade tao, or set {DATABASE_URL_ENV} to "
+            "use another run log"
+        )
+    return StoreError(
+        f"{where} already has tables named like tao's (runs, steps, model_calls) but "
+        f"is not a tao run log; point {DATABASE_URL_ENV} at another database or schema"
+    )
 
 
 def _connect(url: str) -> psycopg.Connection[PostgresRecord]:

@@ -1,10 +1,22 @@
-"""The run log's schema and its ordered migrations (SPEC M3).
+"""The run log's schema and its ordered migrations, written once for both databases (SPEC M3).
 
-The schema version lives in ``PRAGMA user_version``. ``MIGRATIONS[i]`` takes a
-file from version ``i`` to ``i + 1``; a new release appends a migration and
-never edits an old one, so any older file can be brought forward in place.
+The tables are one template rendered per :class:`Dialect` (SQLite here,
+PostgreSQL in :mod:`tao.store.pg_schema`), so the two schemas cannot drift apart.
+
+In SQLite the schema version lives in ``PRAGMA user_version``. ``MIGRATIONS[i]``
+takes a file from version ``i`` to ``i + 1``; a new release appends a migration
+and never edits an old one, so any older file can be brought forward in place.
 A file with a *newer* version is refused rather than guessed at: an old tao
 writing rows a new tao does not expect is how logs get silently damaged.
+
+Versions:
+
+* v1 (tao 0.1): ``runs``, ``steps``, ``model_calls``; ``runs.status`` one of
+  running, finished, max_steps, awaiting_approval, error.
+* v2: ``runs.status`` may also be ``interrupted`` and ``cancelled`` (issue 11:
+  statuses that say what happened). A CHECK constraint cannot be altered in
+  SQLite, so ``runs`` is rebuilt: copied into a new table, rowids kept (they
+  order runs that started at the same instant), then renamed over the old one.
 
 Design notes:
 
@@ -12,49 +24,92 @@ Design notes:
   ``model_calls`` holds what the model saw and said (``messages``, ``reply``).
   A step's ``model_input``/``model_output`` are read back from its model call,
   so the (quadratically growing) transcript is stored once, not twice.
-* ``runs.status`` adds ``running`` to the final statuses of SPEC L1: a run that
-  was killed keeps its steps and stays visibly unfinished.
+* ``runs.status`` stays ``running`` until the run's end is recorded: a run that
+  was killed keeps its steps and stays visibly unfinished (read as ``interrupted``).
 """
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tao.errors import StoreError
+from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-#: Status of a run whose ``on_finish`` has not been recorded (yet).
-RUNNING = "running"
+#: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
+V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
+#: Statuses a v2 log accepts: every :class:`tao.Status`.
+V2_STATUSES = (*V1_STATUSES, "interrupted", "cancelled")
 
-_V1: tuple[str, ...] = (
-    """
-    CREATE TABLE runs (
-        id               TEXT PRIMARY KEY,
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one database spells the column types the run log needs."""
+
+    real: str
+    """A double-precision float (times, durations)."""
+    big: str
+    """A 64-bit counter (tokens, process ids)."""
+    key: str
+    """A run id column: compared byte by byte, as the unique-prefix lookup needs."""
+    serial: str
+    """An auto-numbered integer primary key."""
+    rowid: str
+    """An extra leading column standing in for SQLite's implicit rowid (or nothing)."""
+
+
+SQLITE = Dialect(real="REAL", big="INTEGER", key="TEXT", serial="INTEGER PRIMARY KEY", rowid="")
+
+
+def status_check(statuses: Sequence[str]) -> str:
+    """The CHECK expression limiting ``runs.status`` to ``statuses``."""
+    return "status IN (" + ", ".join(f"'{status}'" for status in statuses) + ")"
+
+
+def runs_table(d: Dialect, name: str, statuses: Sequence[str]) -> str:
+    """``CREATE TABLE`` for the runs table (named ``name``, for a rebuild)."""
+    return f"""
+    CREATE TABLE {name} (
+        {d.rowid}id      {d.key} PRIMARY KEY,
         task             TEXT NOT NULL,
         model            TEXT NOT NULL,
         lang             TEXT NOT NULL,
-        status           TEXT NOT NULL CHECK (status IN
-                         ('running', 'finished', 'max_steps', 'awaiting_approval', 'error')),
+        status           TEXT NOT NULL CHECK ({status_check(statuses)}),
         answer           TEXT,
         error            TEXT,
         stop_reason      TEXT,
-        started_at       REAL NOT NULL,
-        finished_at      REAL,
-        duration_s       REAL,
-        model_calls      INTEGER NOT NULL DEFAULT 0,
-        input_tokens     INTEGER NOT NULL DEFAULT 0,
-        output_tokens    INTEGER NOT NULL DEFAULT 0,
-        evaluated_tokens INTEGER,
-        config           TEXT NOT NULL DEFAULT '{}',
+        started_at       {d.real} NOT NULL,
+        finished_at      {d.real},
+        duration_s       {d.real},
+        model_calls      {d.big} NOT NULL DEFAULT 0,
+        input_tokens     {d.big} NOT NULL DEFAULT 0,
+        output_tokens    {d.big} NOT NULL DEFAULT 0,
+        evaluated_tokens {d.big},
+        config           TEXT NOT NULL DEFAULT '{{}}',
         state            TEXT,
-        pid              INTEGER,
+        pid              {d.big},
         host             TEXT
     )
-    """,
-    "CREATE INDEX runs_started_at ON runs (started_at)",
     """
+
+
+#: The columns of ``runs``, in order, for copying it into a rebuilt table.
+RUN_COLUMNS = (
+    "id, task, model, lang, status, answer, error, stop_reason, started_at, finished_at, "
+    "duration_s, model_calls, input_tokens, output_tokens, evaluated_tokens, config, state, "
+    "pid, host"
+)
+RUNS_INDEX = "CREATE INDEX runs_started_at ON runs (started_at)"
+
+
+def tables_v1(d: Dialect) -> tuple[str, ...]:
+    """Schema v1 (tao 0.1): the three tables and their indexes."""
+    steps = f"""
     CREATE TABLE steps (
-        run_id           TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        run_id           {d.key} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
         idx              INTEGER NOT NULL,
         kind             TEXT NOT NULL,
         thought          TEXT,
@@ -62,81 +117,101 @@ _V1: tuple[str, ...] = (
         argument         TEXT,
         arguments        TEXT,
         observation      TEXT,
-        duration_s       REAL NOT NULL,
-        model_duration_s REAL NOT NULL,
-        tool_duration_s  REAL NOT NULL,
-        input_tokens     INTEGER NOT NULL,
-        output_tokens    INTEGER NOT NULL,
-        evaluated_tokens INTEGER,
+        duration_s       {d.real} NOT NULL,
+        model_duration_s {d.real} NOT NULL,
+        tool_duration_s  {d.real} NOT NULL,
+        input_tokens     {d.big} NOT NULL,
+        output_tokens    {d.big} NOT NULL,
+        evaluated_tokens {d.big},
         call_index       INTEGER NOT NULL DEFAULT 0,
-        created_at       REAL NOT NULL,
+        created_at       {d.real} NOT NULL,
         PRIMARY KEY (run_id, idx)
     )
-    """,
     """
+    model_calls = f"""
     CREATE TABLE model_calls (
-        id               INTEGER PRIMARY KEY,
-        run_id           TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        id               {d.serial},
+        run_id           {d.key} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
         step_index       INTEGER,
         model            TEXT NOT NULL,
         messages         TEXT NOT NULL,
         reply            TEXT NOT NULL,
-        input_tokens     INTEGER NOT NULL,
-        output_tokens    INTEGER NOT NULL,
-        evaluated_tokens INTEGER,
-        duration_s       REAL NOT NULL,
-        created_at       REAL NOT NULL
+        input_tokens     {d.big} NOT NULL,
+        output_tokens    {d.big} NOT NULL,
+        evaluated_tokens {d.big},
+        duration_s       {d.real} NOT NULL,
+        created_at       {d.real} NOT NULL
     )
-    """,
-    "CREATE INDEX model_calls_run ON model_calls (run_id, step_index)",
+    """
+    return (
+        runs_table(d, "runs", V1_STATUSES),
+        RUNS_INDEX,
+        steps,
+        model_calls,
+        "CREATE INDEX model_calls_run ON model_calls (run_id, step_index)",
+    )
+
+
+#: v1 -> v2 in SQLite: rebuild ``runs`` with the wider CHECK (foreign keys must be off,
+#: or dropping the old table would cascade into ``steps``; :func:`migrate` sees to it).
+_V2: tuple[str, ...] = (
+    runs_table(SQLITE, "runs_v2", V2_STATUSES),
+    f"INSERT INTO runs_v2 (rowid, {RUN_COLUMNS}) SELECT rowid, {RUN_COLUMNS} FROM runs",  # noqa: S608 (constants)
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v2 RENAME TO runs",
+    RUNS_INDEX,
 )
 
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
-class SchemaTooNewError(Exception):
-    """The file was written by a newer tao; carries the version it found."""
+class SchemaTooNewError(StoreError):
+    """The log was written by a newer tao; carries the version it found (the store words it)."""
 
     def __init__(self, found: int) -> None:
-        super().__init__(found)
+        super().__init__(f"schema version {found} is newer than {SCHEMA_VERSION}")
         self.found = found
 
 
-class NotARunLogError(Exception):
-    """The file is a valid SQLite database that tao did not create."""
+class NotARunLogError(StoreError):
+    """The database is valid but holds tables tao did not create (the store words it)."""
 
 
-def read_version(conn: sqlite3.Connection) -> int:
+def read_version(conn: Connection) -> int:
     """Return the file's schema version; raises sqlite3 errors on a corrupt file."""
     row = conn.execute("PRAGMA user_version").fetchone()
-    return int(row[0])
+    return 0 if row is None else int(row[0])
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+def migrate(conn: Connection) -> int:
     """Bring the file up to :data:`SCHEMA_VERSION` inside one write transaction.
 
     ``BEGIN IMMEDIATE`` takes the write lock *before* reading the version, so
     two processes opening a fresh file at once cannot both run a migration.
-    Returns the version found before migrating.
+    Foreign keys are switched off first (a no-op inside a transaction, so the
+    caller switches them on afterwards). Returns the version found before migrating.
     """
+    conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("BEGIN IMMEDIATE")
     try:
         found = read_version(conn)
         if found > SCHEMA_VERSION:
             raise SchemaTooNewError(found)
         if found == 0:
-            (tables,) = conn.execute(
+            tables = conn.execute(
                 "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
             ).fetchone()
-            if tables:
-                raise NotARunLogError
+            if tables is not None and tables[0]:
+                raise NotARunLogError("not a tao run log")
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
         if found != SCHEMA_VERSION:
+            if conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise StoreError("the migrated run log fails its foreign key check")
             # PRAGMA does not take parameters; the value is our own integer constant.
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
         conn.execute("COMMIT")

@@ -19,18 +19,23 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints, overload
+from typing import Any, Literal, TypedDict, Unpack, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from tao.errors import ToolDefinitionError, ToolError
+from tao.jsontypes import JSONObject
 
 #: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
 Effect = Literal["read", "writes", "deletes", "sends", "pays"]
 Keep = Literal["head", "tail"]
+#: Shows a person what a call would do before they approve it (``write_file`` shows a diff).
+Preview = Callable[[JSONObject], str]
+#: A Python function a tool wraps; its parameters are whatever its type hints say.
+ToolFunction = Callable[..., object]
 
 DEFAULT_MAX_CHARS = 8_000
 
@@ -39,13 +44,27 @@ class ArgumentError(ToolError):
     """The model's argument text does not fit the tool's parameters."""
 
 
-@dataclass
+class ToolOptions(TypedDict, total=False):
+    """What :func:`tool` and :func:`make_tool` accept besides the function; all optional."""
+
+    #: The name the model calls; default: the function's name.
+    name: str | None
+    #: What the model reads; default: the docstring.
+    description: str | None
+    effects: tuple[Effect, ...] | Effect
+    max_chars: int
+    keep: Keep
+    trusted_output: bool
+    preview: Preview | None
+
+
+@dataclass(frozen=True)
 class Tool:
     """A callable the model may ask for, with everything needed to describe and guard it."""
 
     name: str
     description: str
-    fn: Callable[..., Any]
+    fn: ToolFunction
     params: type[BaseModel]
     effects: tuple[Effect, ...] = ("read",)
     #: Observations longer than this are cut, and the cut is stated (SPEC L6).
@@ -57,19 +76,21 @@ class Tool:
     trusted_output: bool = False
     param_names: tuple[str, ...] = field(default=())
     #: What a call would do, for the person approving it (``write_file`` shows a diff).
-    preview: Callable[[dict[str, Any]], str] | None = None
+    preview: Preview | None = None
 
     @property
     def read_only(self) -> bool:
         return self.effects == ("read",)
 
     @property
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         """JSON schema of the arguments, as native tool calling wants it."""
-        schema = self.params.model_json_schema()
+        schema: JSONObject = self.params.model_json_schema()
         schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
+        properties = schema.get("properties")
+        for prop in properties.values() if isinstance(properties, dict) else ():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
         return schema
 
     @property
@@ -77,8 +98,12 @@ class Tool:
         """How the prompt shows the tool: ``calculator[expression]`` or ``f(a, b=0)``."""
         return f"{self.name}[{', '.join(self.param_names)}]"
 
-    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, Any]:
-        """Turn the argument text of an Action into keyword arguments (unvalidated)."""
+    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, object]:
+        """Turn the argument text of an Action into keyword arguments (unvalidated).
+
+        The values are Python literals as written (``f((1, 2))`` binds a tuple);
+        :meth:`validate` decides whether they fit.
+        """
         if form == "call" or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
             parsed = _parse_call_arguments(text)
             if parsed is not None:
@@ -90,7 +115,7 @@ class Tool:
             return {}
         return {self.param_names[0]: _unquote(text.strip())}
 
-    def _merge(self, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _merge(self, args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
         if len(args) > len(self.param_names):
             raise ArgumentError(
                 f"{self.name} takes {len(self.param_names)} argument(s), got {len(args)}"
@@ -102,8 +127,12 @@ class Tool:
             bound[key] = value
         return bound
 
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Check arguments against the signature; raise :class:`ArgumentError` with why."""
+    def validate(self, arguments: Mapping[str, object]) -> JSONObject:
+        """Check arguments against the signature; raise :class:`ArgumentError` with why.
+
+        The result holds the values as the parameters' types made them (``"5"`` → ``5``);
+        for the JSON-shaped parameters tools declare, that is JSON.
+        """
         try:
             model = self.params.model_validate(arguments)
         except ValidationError as error:
@@ -111,26 +140,30 @@ class Tool:
                 f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
                 for e in error.errors()
             )
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
-            ) from None
+            raise self.invalid(problems) from None
         return {name: getattr(model, name) for name in self.param_names}
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def invalid(self, problems: str) -> ArgumentError:
+        """The error for arguments that do not fit, naming the tool and its parameters."""
+        return ArgumentError(
+            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+        )
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
         """Call the underlying function directly, as plain Python."""
         return self.fn(*args, **kwargs)
 
-    def invoke(self, arguments: dict[str, Any]) -> str:
+    def invoke(self, arguments: Mapping[str, object]) -> str:
         """Validate and run; the result is text for the Observation. May raise."""
         return self.call(self.validate(arguments))
 
-    def call(self, validated: dict[str, Any]) -> str:
+    def call(self, validated: JSONObject) -> str:
         """Run with arguments :meth:`validate` already returned (the loop validates first)."""
         result = self.fn(**validated)
         return result if isinstance(result, str) else _to_text(result)
 
 
-def _to_text(value: Any) -> str:
+def _to_text(value: object) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
@@ -144,7 +177,7 @@ def _looks_like_kwargs(text: str) -> bool:
     return "=" in head and head.split("=", 1)[0].strip().isidentifier()
 
 
-def _parse_call_arguments(text: str) -> tuple[list[Any], dict[str, Any]] | None:
+def _parse_call_arguments(text: str) -> tuple[list[object], dict[str, object]] | None:
     """Parse ``a, key=value`` as Python literals; ``None`` if it is not that shape."""
     try:
         call = ast.parse(f"f({text})", mode="eval").body
@@ -153,8 +186,10 @@ def _parse_call_arguments(text: str) -> tuple[list[Any], dict[str, Any]] | None:
     if not isinstance(call, ast.Call):
         return None
     try:
-        args = [ast.literal_eval(node) for node in call.args]
-        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg}
+        args: list[object] = [ast.literal_eval(node) for node in call.args]
+        kwargs: dict[str, object] = {
+            kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg
+        }
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
     if any(kw.arg is None for kw in call.keywords):
@@ -168,32 +203,17 @@ def _unquote(text: str) -> str:
     return text
 
 
-def make_tool(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    effects: tuple[Effect, ...] | Effect = ("read",),
-    max_chars: int = DEFAULT_MAX_CHARS,
-    keep: Keep = "head",
-    trusted_output: bool = False,
-    preview: Callable[[dict[str, Any]], str] | None = None,
-) -> Tool:
-    """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
-    if isinstance(fn, Tool):
-        return fn
-    tool_name: str = name or str(getattr(fn, "__name__", ""))
-    if not tool_name.isidentifier():
-        raise ToolDefinitionError(f"tool name {tool_name!r} is not an identifier")
-    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
-    summary: str = " ".join(p for p in (doc.short_description, doc.long_description) if p)
+def _params_model(
+    fn: ToolFunction, tool_name: str, doc: docstring_parser.Docstring
+) -> tuple[type[BaseModel], tuple[str, ...]]:
+    """The pydantic model that validates ``fn``'s arguments, and its parameter names in order."""
     param_docs: dict[str, str] = {p.arg_name: p.description or "" for p in doc.params}
     try:
         hints = get_type_hints(fn)
     except Exception as error:
         raise ToolDefinitionError(f"cannot read type hints of {tool_name}: {error}") from error
+    # create_model types each field definition (a type form and a FieldInfo) as Any too.
     fields: dict[str, Any] = {}
-    names: list[str] = []
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"{tool_name}: *args/**kwargs cannot be described to a model")
@@ -204,47 +224,42 @@ def make_tool(
             hints[param.name],
             Field(default, description=param_docs.get(param.name)),
         )
-        names.append(param.name)
-    params = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+    config = ConfigDict(extra="forbid")
+    return create_model(f"{tool_name}_args", __config__=config, **fields), tuple(fields)
+
+
+def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
+    """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
+    if isinstance(fn, Tool):
+        return fn
+    tool_name: str = options.get("name") or str(getattr(fn, "__name__", ""))
+    if not tool_name.isidentifier():
+        raise ToolDefinitionError(f"tool name {tool_name!r} is not an identifier")
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    summary = " ".join(p for p in (doc.short_description, doc.long_description) if p)
+    params, names = _params_model(fn, tool_name, doc)
+    effects = options.get("effects", ("read",))
     return Tool(
         name=tool_name,
-        description=description or summary or tool_name,
+        description=options.get("description") or summary or tool_name,
         fn=fn,
         params=params,
         effects=(effects,) if isinstance(effects, str) else tuple(effects),
-        max_chars=max_chars,
-        keep=keep,
-        param_names=tuple(names),
-        trusted_output=trusted_output,
-        preview=preview,
+        max_chars=options.get("max_chars", DEFAULT_MAX_CHARS),
+        keep=options.get("keep", "head"),
+        param_names=names,
+        trusted_output=options.get("trusted_output", False),
+        preview=options.get("preview"),
     )
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
+def tool(fn: ToolFunction, /) -> Tool: ...
 @overload
+def tool(**options: Unpack[ToolOptions]) -> Callable[[ToolFunction], Tool]: ...
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    effects: tuple[Effect, ...] | Effect = ("read",),
-    max_chars: int = DEFAULT_MAX_CHARS,
-    keep: Keep = "head",
-    trusted_output: bool = False,
-    preview: Callable[[dict[str, Any]], str] | None = None,
-) -> Callable[[Callable[..., Any]], Tool]: ...
-def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    effects: tuple[Effect, ...] | Effect = ("read",),
-    max_chars: int = DEFAULT_MAX_CHARS,
-    keep: Keep = "head",
-    trusted_output: bool = False,
-    preview: Callable[[dict[str, Any]], str] | None = None,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    fn: ToolFunction | None = None, /, **options: Unpack[ToolOptions]
+) -> Tool | Callable[[ToolFunction], Tool]:
     """Make a typed, documented function a tool, bare (``@tool``) or configured.
 
     @tool(max_chars=2_000, keep="tail")
@@ -252,17 +267,8 @@ def tool(
         \"\"\"Run the linters on one file.\"\"\"
     """
 
-    def wrap(f: Callable[..., Any]) -> Tool:
-        return make_tool(
-            f,
-            name=name,
-            description=description,
-            effects=effects,
-            max_chars=max_chars,
-            keep=keep,
-            trusted_output=trusted_output,
-            preview=preview,
-        )
+    def wrap(f: ToolFunction) -> Tool:
+        return make_tool(f, **options)
 
     return wrap(fn) if fn is not None else wrap
 

@@ -15,7 +15,6 @@ import math
 import operator
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 from tao.errors import ToolError
 from tao.tools.base import Tool, make_tool
@@ -27,7 +26,7 @@ MAX_EXPRESSION_CHARS = 1_000
 MAX_INT_BITS = 3_400
 MAX_FACTORIAL = 450
 
-_BINARY: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {
+_BINARY: dict[type[ast.operator], tuple[str, Callable[[Number, Number], Number]]] = {
     ast.Add: ("+", operator.add),
     ast.Sub: ("-", operator.sub),
     ast.Mult: ("*", operator.mul),

@@ -109,6 +109,22 @@ def _entry_line(root: Path, entry: Path) -> str | None:
     return shown
 
 
+def _entry_lines(root: Path, entries: list[os.DirEntry[str]]) -> tuple[list[str], int, int]:
+    """The lines a listing shows, and how many entries were hidden (secret) and skipped (noise)."""
+    lines: list[str] = []
+    hidden = skipped = 0
+    for entry in entries:
+        if entry.name.casefold() in SKIPPED_DIRS and entry.is_dir():
+            skipped += 1
+            continue
+        line = None if is_secret_name(entry.name) else _entry_line(root, Path(entry.path))
+        if line is None:
+            hidden += 1
+            continue
+        lines.append(line)
+    return lines, hidden, skipped
+
+
 def _list(root: Path, raw: str) -> str:
     target = inside_project(root, raw or ".")
     shown = relative(root, target)
@@ -122,20 +138,7 @@ def _list(root: Path, raw: str) -> str:
         entries = sorted(os.scandir(target), key=lambda e: (e.name.casefold(), e.name))
     except OSError as error:
         raise ToolError(f"{raw.strip()!r} cannot be listed: {error.strerror}") from None
-    lines: list[str] = []
-    hidden = skipped = 0
-    for entry in entries:
-        if entry.name.casefold() in SKIPPED_DIRS and entry.is_dir():
-            skipped += 1
-            continue
-        if is_secret_name(entry.name):
-            hidden += 1
-            continue
-        line = _entry_line(root, Path(entry.path))
-        if line is None:
-            hidden += 1
-            continue
-        lines.append(line)
+    lines, hidden, skipped = _entry_lines(root, entries)
     total = len(lines)
     lines = lines[:LIST_MAX_ENTRIES]
     header = f"{shown}/ ({total} entries)"

@@ -38,9 +38,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from tao.errors import ToolError
+from tao.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import AnyArgs, McpTool, effects_of, result_text, safe_name
 
@@ -226,7 +227,7 @@ class McpServer:
                 f"{what} failed on MCP server {self.label}: {_describe(error)}"
             ) from None
 
-    def call(self, name: str, arguments: dict[str, Any]) -> str:
+    def call(self, name: str, arguments: JSONObject) -> str:
         """Call a tool by its server-side name; ``isError`` results raise :class:`ToolError`."""
         result = self._run(
             lambda client: client.call_tool(name, arguments), self.call_timeout, name
@@ -250,13 +251,10 @@ class McpServer:
         return list(made.values())
 
     def _make_tool(self, name: str, wire: WireTool) -> McpTool:
-        schema = dict(wire.input_schema)
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = [p for p in schema.get("required", []) if p in (props or {})]
-        names = (*required, *(p for p in props or {} if p not in required))
+        schema: JSONObject = dict(wire.input_schema)
         remote = wire.name
 
-        def run(**arguments: Any) -> str:
+        def run(**arguments: JSON) -> str:
             return self.call(remote, arguments)
 
         run.__name__ = name
@@ -266,7 +264,7 @@ class McpServer:
             fn=run,
             params=AnyArgs,
             effects=effects_of(wire),
-            param_names=tuple(names),
+            param_names=_param_order(schema),
             input_schema=schema,
             remote_name=remote,
             server_label=self.label,
@@ -321,6 +319,16 @@ class McpServer:
 
     def __repr__(self) -> str:
         return f"McpServer({self.label!r})"
+
+
+def _param_order(schema: JSONObject) -> tuple[str, ...]:
+    """The schema's properties, required ones first: the order ``tool[a, b]`` binds in."""
+    props = schema.get("properties")
+    names = list(props) if isinstance(props, dict) else []
+    listed = schema.get("required")
+    listed = listed if isinstance(listed, list) else []
+    required = [p for p in listed if isinstance(p, str) and p in names]
+    return (*required, *(p for p in names if p not in required))
 
 
 def _describe(error: BaseException) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tao.tools.base import ArgumentError, Effect, Tool
+from tao.jsontypes import JSON, JSONObject
+from tao.tools.base import Effect, Tool
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -37,27 +39,27 @@ class AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-@dataclass
+@dataclass(frozen=True)
 class McpTool(Tool):
     """One tool of an MCP server; ``remote_name`` is its real name, ``name`` a safe one."""
 
-    input_schema: dict[str, Any] = field(default_factory=dict)
+    input_schema: JSONObject = field(default_factory=dict)
     remote_name: str = ""
     server_label: str = ""
 
     @property
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         """The server's ``inputSchema``, passed through unchanged to native tool calling."""
         return self.input_schema
 
-    def _properties(self) -> dict[str, Any]:
+    def _properties(self) -> JSONObject:
         props = self.input_schema.get("properties")
         return props if isinstance(props, dict) else {}
 
     def _allows_extra(self) -> bool:
         return bool(self.input_schema.get("additionalProperties", not self._properties()))
 
-    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, Any]:
+    def bind(self, text: str, form: Literal["bracket", "call"] = "bracket") -> dict[str, object]:
         """Also accept a JSON object, ``tool[{"a": 1}]``, besides the bracket and call forms."""
         stripped = text.strip()
         if stripped.startswith("{"):
@@ -71,7 +73,7 @@ class McpTool(Tool):
                 return value
         return super().bind(text, form)
 
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, arguments: Mapping[str, object]) -> JSONObject:
         """Check arguments against the server's JSON schema before anything is sent.
 
         Strings are read as JSON where the schema wants a number, boolean, list or
@@ -83,10 +85,7 @@ class McpTool(Tool):
         props = self._properties()
         unknown = sorted(set(arguments) - set(props))
         if unknown and not self._allows_extra():
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): "
-                f"unknown argument(s) {', '.join(unknown)}"
-            )
+            raise self.invalid(f"unknown argument(s) {', '.join(unknown)}")
         coerced = {key: _coerce(value, props.get(key)) for key, value in arguments.items()}
         validator_cls = jsonschema.validators.validator_for(self.input_schema)
         errors = sorted(
@@ -96,17 +95,28 @@ class McpTool(Tool):
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors
             )
-            raise ArgumentError(
-                f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
-            )
-        return coerced
+            raise self.invalid(problems)
+        return self._json_object(coerced)
 
-    def invoke(self, arguments: dict[str, Any]) -> str:
-        """Validate, then call the tool on its server; the text content is the Observation."""
-        return str(self.fn(**self.validate(arguments)))
+    def _json_object(self, values: Mapping[str, object]) -> JSONObject:
+        """The checked arguments as JSON, what the wire carries; a non-JSON value is refused."""
+        try:
+            return {key: _json(value) for key, value in values.items()}
+        except TypeError as error:
+            raise self.invalid(str(error)) from None
 
 
-def _coerce(value: Any, prop: Any) -> Any:
+def _json(value: object) -> JSON:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: _json(item) for key, item in value.items()}
+    raise TypeError(f"{value!r} is not a JSON value")
+
+
+def _coerce(value: object, prop: JSON | None) -> object:
     """``"5"`` → ``5`` where the schema wants an integer, as pydantic's lax mode does for tools."""
     if not isinstance(value, str) or not isinstance(prop, dict):
         return value

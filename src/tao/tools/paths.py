@@ -17,10 +17,10 @@ import unicodedata
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 
-from tao.errors import TaoError, ToolError
+from tao.errors import ConfigError, ToolError
 
 
-class ProjectError(TaoError, ValueError):
+class ProjectError(ConfigError):
     """The project folder given to a tool set does not exist or is not a folder."""
 
 

@@ -12,66 +12,71 @@ in :func:`resolve_tools`: strings name built-in sets (comma-separated allowed),
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 from tao.errors import ToolDefinitionError, UnknownToolSetError
-from tao.tools.base import Tool, make_tool
+from tao.tools.base import Tool, ToolFunction, make_tool
 
 #: Tool names the loop owns; a user tool may not take them.
 RESERVED_NAMES = frozenset({"finish"})
 
 
-class ToolSetFactory(Protocol):
-    """Builds one tool set from the run's configuration."""
+@dataclass(frozen=True, slots=True)
+class ToolSetContext:
+    """What a tool set may be built from: the run's project folder, corpus and asker."""
 
-    def __call__(
-        self, *, project: Path, corpus: Path | None, ask: Callable[[str], str] | None
-    ) -> list[Tool]: ...
+    project: Path
+    corpus: Path | None = None
+    ask: Callable[[str], str] | None = None
 
 
-def _calc(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+#: Builds one tool set for a run; each imports its module only when used.
+ToolSetFactory = Callable[[ToolSetContext], list[Tool]]
+
+
+def _calc(context: ToolSetContext) -> list[Tool]:
     from tao.tools.calc import calculator_tool
 
     return [calculator_tool()]
 
 
-def _files(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+def _files(context: ToolSetContext) -> list[Tool]:
     from tao.tools.files import file_tools
 
-    return file_tools(project)
+    return file_tools(context.project)
 
 
-def _tests(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+def _tests(context: ToolSetContext) -> list[Tool]:
     from tao.tools.tests import test_tools
 
-    return test_tools(project)
+    return test_tools(context.project)
 
 
-def _wiki(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+def _wiki(context: ToolSetContext) -> list[Tool]:
     from tao.tools.wiki import CorpusError, wiki_tools
 
-    if corpus is None:
+    if context.corpus is None:
         raise CorpusError(
             "the wiki tool set needs a corpus: pass --corpus PATH "
             '(a JSONL file, one {"title", "text"} object per line)'
         )
-    return wiki_tools(corpus)
+    return wiki_tools(context.corpus)
 
 
-def _write(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+def _write(context: ToolSetContext) -> list[Tool]:
     from tao.tools.write import write_tools
 
-    return write_tools(project)
+    return write_tools(context.project)
 
 
-def _human(*, project: Path, corpus: Path | None, ask: Callable[[str], str] | None) -> list[Tool]:
+def _human(context: ToolSetContext) -> list[Tool]:
     from tao.tools.human import human_tools
 
-    return human_tools(ask)
+    return human_tools(context.ask)
 
 
-#: Built-in tool sets by name (SPEC T2); each factory imports its module only when used.
+#: Built-in tool sets by name (SPEC T2).
 TOOL_SETS: Mapping[str, ToolSetFactory] = {
     "calc": _calc,
     "files": _files,
@@ -79,15 +84,6 @@ TOOL_SETS: Mapping[str, ToolSetFactory] = {
     "wiki": _wiki,
     "write": _write,
     "human": _human,
-}
-#: The tools each set provides, for help texts and prompts without building anything.
-TOOL_SET_TOOLS: Mapping[str, tuple[str, ...]] = {
-    "calc": ("calculator",),
-    "files": ("read_file", "list_files"),
-    "tests": ("run_tests",),
-    "write": ("write_file", "delete_file"),
-    "wiki": ("search", "lookup"),
-    "human": ("ask_human",),
 }
 
 
@@ -102,15 +98,18 @@ def _set_names(spec: str) -> list[str]:
 
 
 def resolve_tools(
-    specs: Sequence[str | Tool | Callable[..., Any]],
+    specs: Sequence[str | Tool | ToolFunction],
     *,
     project: Path | str | None = None,
     corpus: Path | str | None = None,
     ask: Callable[[str], str] | None = None,
 ) -> list[Tool]:
     """Turn set names, tools and typed functions into tools, in order, with unique names."""
-    root = Path.cwd() if project is None else Path(project)
-    corpus_path = None if corpus is None else Path(corpus)
+    context = ToolSetContext(
+        Path.cwd() if project is None else Path(project),
+        None if corpus is None else Path(corpus),
+        ask,
+    )
     if isinstance(specs, str):  # a bare "files,tests" is one spec, not a sequence of letters
         specs = [specs]
     tools: list[Tool] = []
@@ -122,13 +121,19 @@ def resolve_tools(
             for name in _set_names(spec):
                 if name not in built_sets:  # "files,files" is one files set
                     built_sets.add(name)
-                    tools.extend(TOOL_SETS[name](project=root, corpus=corpus_path, ask=ask))
+                    tools.extend(TOOL_SETS[name](context))
         elif callable(spec):
             tools.append(make_tool(spec))
         else:
             raise ToolDefinitionError(
                 f"cannot use {spec!r} as a tool: give a tool set name, a Tool or a typed function"
             )
+    _check_names(tools)
+    return tools
+
+
+def _check_names(tools: Sequence[Tool]) -> None:
+    """Refuse a reserved name or two tools with one name: the model could not tell them apart."""
     seen: set[str] = set()
     for item in tools:
         if item.name in RESERVED_NAMES:
@@ -138,4 +143,3 @@ def resolve_tools(
                 f"two tools are named {item.name!r}; tool names must be unique"
             )
         seen.add(item.name)
-    return tools

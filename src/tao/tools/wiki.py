@@ -24,18 +24,20 @@ import re
 import threading
 import time
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from tao.errors import TaoError, ToolError
+from tao.errors import ConfigError, ToolError
+from tao.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 
 SIMILAR_COUNT = 5
 _CACHE_SIZE = 4
 
 
-class CorpusError(TaoError, ValueError):
+class CorpusError(ConfigError):
     """The wiki corpus is missing, unreadable, or has a malformed line (named by number)."""
 
 
@@ -60,13 +62,25 @@ def split_sentences(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip())
 
 
-def _paragraph(row: dict[str, Any], where: str) -> Paragraph:
+class _Retriever(Protocol):
+    """The part of ``bm25s.BM25`` this module uses (bm25s ships no type hints)."""
+
+    def index(self, tokens: object, *, show_progress: bool) -> None: ...
+
+    def retrieve(
+        self, tokens: list[list[str]], *, k: int, show_progress: bool, n_threads: int
+    ) -> tuple[Sequence[Sequence[int]], Sequence[Sequence[float]]]: ...
+
+
+def _paragraph(row: JSONObject, where: str) -> Paragraph:
     title, text = row.get("title"), row.get("text")
     if not isinstance(title, str) or not isinstance(text, str):
         raise CorpusError(f"{where}: each line needs string fields 'title' and 'text'")
     given = row.get("sentences")
-    if isinstance(given, list) and given and all(isinstance(s, str) for s in given):
-        sentences = tuple(s.strip() for s in given if s.strip())
+    given = given if isinstance(given, list) else []
+    strings = [s for s in given if isinstance(s, str)]
+    if given and len(strings) == len(given):
+        sentences = tuple(s.strip() for s in strings if s.strip())
     else:
         sentences = split_sentences(text)
     return Paragraph(html.unescape(title).strip(), text.strip(), sentences)
@@ -105,7 +119,7 @@ class Corpus:
     paragraphs: list[Paragraph]
     pages: dict[str, list[Paragraph]] = field(default_factory=dict)
     build_seconds: float = 0.0
-    _retriever: Any = None
+    _retriever: _Retriever | None = None
 
     def __post_init__(self) -> None:
         started = time.perf_counter()
@@ -116,8 +130,9 @@ class Corpus:
         documents = [f"{p.title} {p.title}\n{p.text}" for p in self.paragraphs]
         tokens = bm25s.tokenize(documents, stopwords="en", show_progress=False)
         if tokens.vocab:
-            self._retriever = bm25s.BM25()
-            self._retriever.index(tokens, show_progress=False)
+            retriever: _Retriever = bm25s.BM25()
+            retriever.index(tokens, show_progress=False)
+            self._retriever = retriever
         self.build_seconds = time.perf_counter() - started
 
     def page(self, title: str) -> list[Paragraph] | None:

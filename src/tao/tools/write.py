@@ -14,9 +14,9 @@ import difflib
 import os
 import tempfile
 from pathlib import Path, PurePath
-from typing import Any
 
 from tao.errors import ToolError
+from tao.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 from tao.tools.paths import inside_project, is_secret_path, project_root, relative
 
@@ -102,10 +102,10 @@ def write_tools(project: Path | str) -> list[Tool]:
         target.unlink()
         return f"deleted {shown}"
 
-    def preview_write(arguments: dict[str, Any]) -> str:
+    def preview_write(arguments: JSONObject) -> str:
         return diff(root, str(arguments["path"]), str(arguments["content"]))
 
-    def preview_delete(arguments: dict[str, Any]) -> str:
+    def preview_delete(arguments: JSONObject) -> str:
         target, shown = _target(root, str(arguments["path"]))
         size = target.stat().st_size if target.is_file() else 0
         return f"delete {shown} ({size:,} bytes)"

@@ -19,25 +19,17 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 from tao import approvals
+from tao.state import Checkpoint, PendingCall
 from tao.store import Store
-from tao.trace import RunResult
+from tao.trace import RunResult, Status
 
 _FAILURE_CHARS = 2_000
 
 
-@dataclass(frozen=True)
-class PendingCall:
-    """One call a paused run waits on, as a person needs to judge it."""
-
-    action: str
-    effects: str
-    preview: str | None
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pending:
     """A run paused with status ``awaiting_approval``, the calls it waits on, and the
     model's reply that asked for them (its Thought says why)."""
@@ -45,52 +37,46 @@ class Pending:
     run_id: str
     task: str
     calls: tuple[PendingCall, ...]
+    #: The text of the reply that asked for the calls.
     reply: str | None = None
     #: A decision already recorded (``tao runs approve`` without ``tao resume`` yet).
     decided: str | None = None
 
 
-def describe(call: dict[str, Any]) -> PendingCall:
-    """``write_file(path='out/a.txt', content='…')`` with its effects and preview (a diff)."""
-    tool = str(call.get("tool") or "?")
-    arguments = call.get("arguments")
-    if isinstance(arguments, dict):
-        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-        action = f"{tool}({shown})"
-    else:
-        action = f"{tool}[{arguments}]" if arguments is not None else tool
-    effects = ", ".join(str(effect) for effect in call.get("effects") or [])
-    preview = call.get("preview")
-    return PendingCall(action, effects, None if preview is None else str(preview))
+def _decided(checkpoint: Checkpoint | None) -> str | None:
+    """``approved`` when every recorded decision approves, ``denied`` if any refuses."""
+    decisions = list(checkpoint.decisions.values()) if checkpoint is not None else []
+    if not decisions:
+        return None
+    return "approved" if all(decision is True for decision in decisions) else "denied"
 
 
 def pending_of(store: Store, result: RunResult) -> Pending | None:
     """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``."""
-    if str(result.status) != "awaiting_approval" or not result.pending:
+    if result.status != Status.AWAITING_APPROVAL or not result.pending:
         return None
-    state = store.load_state(result.run_id) or {}
-    reply = state.get("reply")
-    text = reply.get("text") if isinstance(reply, dict) else None
-    calls = tuple(describe(c) for c in result.pending)
-    decided = None
-    decisions = list((state.get("decisions") or {}).values())
-    if decisions:
-        decided = "approved" if all(d is True for d in decisions) else "denied"
-    reply_text = text if isinstance(text, str) else None
-    return Pending(result.run_id, result.task, calls, reply_text, decided)
+    checkpoint = store.load_state(result.run_id)
+    reply = checkpoint.reply if checkpoint is not None else None
+    return Pending(
+        run_id=result.run_id,
+        task=result.task,
+        calls=tuple(result.pending),
+        reply=reply.text if reply is not None else None,
+        decided=_decided(checkpoint),
+    )
 
 
 def all_pending(store: Store, limit: int = 50) -> list[Pending]:
     """Every run waiting for a person, newest first."""
     found = []
-    for summary in store.list_runs(limit=limit, status="awaiting_approval"):
+    for summary in store.list_runs(limit=limit, status=Status.AWAITING_APPROVAL):
         item = pending_of(store, store.get_run(summary.run_id))
         if item is not None:
             found.append(item)
     return found
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Child:
     process: subprocess.Popen[bytes]
     output: IO[bytes]

@@ -41,7 +41,7 @@ h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .06em; color: v
 .badge { display: inline-block; border-radius: 999px; padding: 1px 10px; font-size: 12px;
   font-weight: 600; border: 1px solid transparent; white-space: nowrap; }
 .s-finished { background: var(--green-bg); color: var(--green); }
-.s-max_steps { background: var(--yellow-bg); color: var(--yellow); }
+.s-max_steps, .s-cancelled { background: var(--yellow-bg); color: var(--yellow); }
 .s-awaiting_approval { background: var(--magenta-bg); color: var(--magenta);
   border-color: #d8b9ff; }
 .s-error, .s-interrupted { background: var(--red-bg); color: var(--red); }

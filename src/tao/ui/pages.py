@@ -15,22 +15,24 @@ import json
 from html import escape
 from urllib.parse import quote
 
-from tao.cli.render import format_action, format_seconds, format_time
-from tao.protocol.labels import LABELS, Labels
+from tao.format import (
+    ERROR_KINDS,
+    KIND_NOTES,
+    format_action,
+    format_call,
+    format_time,
+    labels_for,
+    run_costs,
+    status_word,
+    step_costs,
+)
+from tao.protocol.labels import Labels
 from tao.store import RunSummary
-from tao.trace import RunResult, Step, StepKind
+from tao.trace import RunResult, Status, Step, StepKind
 from tao.ui.approval import Pending
 
 #: Statuses whose page keeps polling for news.
-LIVE_STATUSES = frozenset({"running", "awaiting_approval"})
-
-_ERROR_KINDS = {StepKind.PARSE_ERROR, StepKind.UNKNOWN_TOOL, StepKind.MODEL_ERROR}
-_KIND_NOTES = {
-    StepKind.PARSE_ERROR: "no action could be read",
-    StepKind.UNKNOWN_TOOL: "unknown tool",
-    StepKind.MODEL_ERROR: "model error",
-}
-_STATUS_WORDS = {"awaiting_approval": "awaiting approval", "max_steps": "max steps"}
+LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
 
 
 def e(text: object) -> str:
@@ -43,8 +45,8 @@ def run_url(run_id: str, suffix: str = "") -> str:
 
 
 def badge(status: str) -> str:
-    word = _STATUS_WORDS.get(status, status)
-    return f'<span class="badge s-{e(status)}">{e(word)}</span>'
+    """The status word in its colour (CSS class ``s-STATUS``)."""
+    return f'<span class="badge s-{e(status)}">{e(status_word(status))}</span>'
 
 
 def version_of(body: str) -> str:
@@ -129,8 +131,8 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
     """The calls a run waits on, with Approve and Deny (with a reason) buttons."""
     title = f'<a href="{e(run_url(item.run_id))}">{e(item.task)}</a>' if link else e(item.task)
     calls = "\n".join(
-        f'<div class="call"><span class="effects">{e(call.effects or "side effects")}</span>'
-        f'<code class="action">{e(call.action)}</code></div>'
+        f'<div class="call"><span class="effects">{e(_effects(call.effects))}</span>'
+        f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
         + (f'<pre class="preview">{e(call.preview)}</pre>' if call.preview else "")
         for call in item.calls
     )
@@ -163,6 +165,10 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
 </div>"""
 
 
+def _effects(effects: tuple[str, ...]) -> str:
+    return ", ".join(effects) or "side effects"
+
+
 # -- one run -----------------------------------------------------------------------------
 
 
@@ -175,14 +181,8 @@ def run_body(
     note: str | None = None,
 ) -> str:
     """Header, the pending call (if any), every step, and how the run ended."""
-    labels = LABELS.get(result.lang, LABELS["en"])
-    usage = result.usage
-    cost = (
-        f"{len(result.steps)} steps · {usage.model_calls} model calls · "
-        f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
-    )
-    if summary.status not in ("running", "interrupted", "awaiting_approval"):
-        cost += f" · {format_seconds(summary.duration_s)}"
+    labels = labels_for(result.lang)
+    cost = run_costs(result, summary.status, summary.duration_s)
     parts = [
         f"""<section class="run-head" data-status="{e(summary.status)}">
   <h1>{e(result.task)}</h1>
@@ -224,8 +224,8 @@ def _ending(summary: RunSummary, result: RunResult, labels: Labels) -> str:
 
 def step_html(step: Step, labels: Labels) -> str:
     """One Thought → Action → Observation round, like a step of ``tao runs show``."""
-    failed = step.kind in _ERROR_KINDS
-    note = _KIND_NOTES.get(step.kind)
+    failed = step.kind in ERROR_KINDS
+    note = KIND_NOTES.get(step.kind)
     head = f'<span class="n">#{step.index}</span>' + (
         f' <span class="kind">{e(note)}</span>' if note else ""
     )
@@ -256,23 +256,10 @@ def step_html(step: Step, labels: Labels) -> str:
             f'<span class="label">{e(labels.observation)}</span>'
             f"<pre>{e(step.observation)}</pre></div>"
         )
-    parts.append(f'<div class="costs">{e(_costs(step))}</div>')
+    parts.append(f'<div class="costs">{e(step_costs(step))}</div>')
     parts.append(_model_io(step))
     parts.append("</article>")
     return "\n".join(parts)
-
-
-def _costs(step: Step) -> str:
-    parts = [format_seconds(step.duration_s)]
-    if step.model_duration_s or step.tool_duration_s:
-        parts.append(f"model {format_seconds(step.model_duration_s)}")
-        if step.tool_duration_s:
-            parts.append(f"tool {format_seconds(step.tool_duration_s)}")
-    tokens = f"{step.input_tokens:,} in / {step.output_tokens:,} out tokens"
-    if step.evaluated_tokens is not None and step.evaluated_tokens != step.input_tokens:
-        tokens += f" ({step.evaluated_tokens:,} evaluated)"
-    parts.append(tokens)
-    return " · ".join(parts)
 
 
 def _model_io(step: Step) -> str:

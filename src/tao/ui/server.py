@@ -24,11 +24,12 @@ import json
 import secrets
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import NotRequired, TypedDict
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tao.errors import StoreError, TaoError
 from tao.store import Store
+from tao.trace import Status
 from tao.ui import pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.assets import CSS, JS
@@ -47,6 +48,17 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",  # "no-referrer" would make form posts send Origin: null
     "Cache-Control": "no-store",
 }
+
+
+class LiveUpdate(TypedDict):
+    """What ``/api/runs[/RUN_ID]`` answers: the page's new body and whether to keep polling."""
+
+    version: str
+    html: str
+    live: bool
+    run_id: NotRequired[str]
+    status: NotRequired[str]
+    steps: NotRequired[int]
 
 
 class UiServer(ThreadingHTTPServer):
@@ -85,7 +97,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet: the terminal shows the URL, not every poll."""
 
     # -- GET ----------------------------------------------------------------------------
@@ -131,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         result = store.get_run(summary.run_id)
         busy = resumer.busy(summary.run_id)
         note = resumer.failure(summary.run_id)
-        if busy and summary.status == "awaiting_approval":
+        if busy and summary.status == Status.AWAITING_APPROVAL:
             note = "Decision recorded; resuming the run…"
         pending = None if busy else pending_of(store, result)
         body = pages.run_body(summary, result, pending, csrf=self.server.csrf, note=note)
@@ -211,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
                             live_url=None)  # fmt: skip
         self._send(status, html.encode(), "text/html; charset=utf-8")
 
-    def _json(self, data: dict[str, Any]) -> None:
+    def _json(self, data: LiveUpdate) -> None:
         body = json.dumps(data, ensure_ascii=False).encode()
         self._send(HTTPStatus.OK, body, "application/json")
 

@@ -1,4 +1,5 @@
-"""``tao serve``: a real server process, a real ``openai`` SDK client (SPEC M5, L3)."""
+"""``tao serve`` with the embedded model: a real server process, a real ``openai`` SDK client
+(SPEC M5, L3). Skipped where llama-cpp-python or the model is not installed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tao.jsontypes import JSONObject
 from tao.models.install import install_command, model_is_installed, runtime_is_installed
 
 if not runtime_is_installed():
@@ -116,25 +118,11 @@ def test_streaming(client: Any) -> None:
     assert text.startswith("1")
 
 
-def test_tool_calls(client: Any) -> None:
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "calculator",
-                "description": "Evaluate an arithmetic expression.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"expression": {"type": "string"}},
-                    "required": ["expression"],
-                },
-            },
-        }
-    ]
+def test_tool_calls(client: Any, calculator_tool: JSONObject) -> None:
     reply = client.chat.completions.create(
         model="local",
         messages=[{"role": "user", "content": "What is 17 * 23 + 4? Use the calculator."}],
-        tools=tools,
+        tools=[calculator_tool],
         temperature=0,
     )
     choice = reply.choices[0]

@@ -1,0 +1,138 @@
+"""How a run reads to a person, shared by the terminal (``tao run``, ``tao runs show``) and the
+web page (``tao ui``): status words and colours, durations, times, actions, costs.
+
+Everything here is pure text: no rich, no HTML, no I/O. The terminal wraps these strings
+in :class:`rich.text.Text` (:mod:`tao.cli.render`) and the web page escapes them into HTML
+(:mod:`tao.ui.pages`), so both say the same thing in the same words.
+
+    format_seconds(4.2)           # '4.20 s'
+    format_action(step)           # 'calculator[17 * 23 + 4]'
+    status_word(Status.MAX_STEPS) # 'max steps'
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tao.protocol.labels import LABELS, Labels
+from tao.trace import RunResult, Status, Step, StepKind
+
+__all__ = [
+    "ERROR_KINDS",
+    "KIND_NOTES",
+    "STATUS_STYLES",
+    "UNFINISHED_STATUSES",
+    "format_action",
+    "format_call",
+    "format_seconds",
+    "format_time",
+    "labels_for",
+    "run_costs",
+    "status_word",
+    "step_costs",
+]
+
+#: The colour of each run status, as a rich style (the web page maps the same names to CSS).
+STATUS_STYLES: dict[str, str] = {
+    Status.RUNNING: "bold blue",
+    Status.FINISHED: "bold green",
+    Status.MAX_STEPS: "bold yellow",
+    Status.AWAITING_APPROVAL: "bold magenta",
+    Status.ERROR: "bold red",
+    Status.INTERRUPTED: "bold red",
+    Status.CANCELLED: "bold yellow",
+}
+
+_STATUS_WORDS: dict[str, str] = {
+    Status.AWAITING_APPROVAL: "awaiting approval",
+    Status.MAX_STEPS: "max steps",
+}
+
+#: Statuses of a run that has not ended: it has no duration yet, and may still change.
+UNFINISHED_STATUSES = frozenset({Status.RUNNING, Status.INTERRUPTED, Status.AWAITING_APPROVAL})
+
+#: Steps that went wrong; both renderers show them red.
+ERROR_KINDS = frozenset({StepKind.PARSE_ERROR, StepKind.UNKNOWN_TOOL, StepKind.MODEL_ERROR})
+#: What a failed step's header says about it.
+KIND_NOTES: dict[StepKind, str] = {
+    StepKind.PARSE_ERROR: "no action could be read",
+    StepKind.UNKNOWN_TOOL: "unknown tool",
+    StepKind.MODEL_ERROR: "model error",
+}
+
+
+def status_word(status: str) -> str:
+    """The status as a person reads it: ``awaiting approval``, ``max steps``, ``finished``."""
+    return _STATUS_WORDS.get(status, str(status))
+
+
+def labels_for(lang: str) -> Labels:
+    """The run's label language (Thought, Action, ...), English when unknown."""
+    return LABELS.get(lang, LABELS["en"])
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``420 ms``, ``4.20 s``, ``12.3 s``, ``2 min 05 s``: exact when short, plain when long."""
+    if seconds is None:
+        return "–"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def format_time(timestamp: float | None, *, seconds: bool = True) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM[:SS]`` (``–`` when unknown)."""
+    if not timestamp:
+        return "–"
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M" + (":%S" if seconds else ""))
+
+
+def format_call(tool: str, argument: str | None, arguments: object) -> str:
+    """A call as the protocol writes it: ``tool[argument]`` or ``tool(key=value, ...)``."""
+    if argument is not None:
+        return f"{tool}[{argument}]"
+    if isinstance(arguments, dict) and arguments:
+        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+        return f"{tool}({shown})"
+    return tool
+
+
+def format_action(step: Step) -> str:
+    """The step's action as the protocol writes it: ``tool[argument]`` or ``tool(key=value)``."""
+    return format_call(step.tool or "?", step.argument, step.arguments)
+
+
+def step_costs(step: Step) -> str:
+    """``1.20 s · model 1.10 s · 120 in / 30 out tokens``: what one step cost."""
+    parts = [format_seconds(step.duration_s)]
+    if step.model_duration_s or step.tool_duration_s:
+        parts.append(f"model {format_seconds(step.model_duration_s)}")
+        if step.tool_duration_s:
+            parts.append(f"tool {format_seconds(step.tool_duration_s)}")
+    tokens = f"{step.input_tokens:,} in / {step.output_tokens:,} out tokens"
+    if step.evaluated_tokens is not None and step.evaluated_tokens != step.input_tokens:
+        tokens += f" ({step.evaluated_tokens:,} evaluated)"
+    parts.append(tokens)
+    return " · ".join(parts)
+
+
+def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
+    """``3 steps · 3 model calls · 900 in / 80 out tokens · 4.20 s``: what the whole run cost.
+
+    An unfinished run (``status`` in :data:`UNFINISHED_STATUSES`) shows no duration.
+    """
+    usage = result.usage
+    cost = (
+        f"{len(result.steps)} steps · {usage.model_calls} model calls · "
+        f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    )
+    if usage.evaluated_tokens is not None:
+        cost += f" ({usage.evaluated_tokens:,} evaluated)"
+    if status not in UNFINISHED_STATUSES:
+        cost += f" · {format_seconds(duration_s)}"
+    return cost

@@ -1,0 +1,217 @@
+"""From a :class:`~tao.state.RunConfig` to a run: build what the loop needs, start, reopen.
+
+The agent (:mod:`tao.agent`) is the public face; the decisions behind it live
+here, so that ``tao resume`` and ``tao eval`` rebuild an agent from a recorded
+config through the very same code:
+
+- :func:`build_setup`: load the model, resolve the tools, pick the protocol,
+  the grammar and the system prompt;
+- :func:`begin` and :func:`reopen`: a fresh run, or one continued from its
+  checkpoint (refused with a :class:`~tao.errors.ResumeError` when it ended).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tao.budget import Budget
+from tao.errors import ConfigError, ResumeError, StateError, TaoError
+from tao.exchange import LoopSetup
+from tao.loop import Loop, react
+from tao.models import Model, load_model
+from tao.protocol import prompts
+from tao.protocol.labels import get_labels
+from tao.state import Checkpoint, Decision, RunConfig
+from tao.tools.base import Tool, make_tool
+from tao.trace import RunResult, Status
+
+if TYPE_CHECKING:
+    from tao.store import Store
+
+#: Settings that name a folder or file: stored absolute, so a resume elsewhere finds them.
+_PATH_SETTINGS = ("project", "corpus")
+
+
+def finish(answer: str) -> str:
+    """Finish the task with your answer."""
+    return answer
+
+
+def new_run_id() -> str:
+    """Time-ordered and unique: ``tao runs list`` sorts by it."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(6)}"
+
+
+def describe_error(error: Exception) -> str:
+    """One line for a failure: tao's own errors speak for themselves."""
+    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """An agent's parts, made from its config."""
+
+    config: RunConfig
+    model: Model
+    setup: LoopSetup
+
+
+def make_config(
+    model: str | Model | None,
+    tools: Sequence[str | Tool | Callable[..., object]] | None,
+    config: RunConfig | None,
+    settings: Mapping[str, object],
+) -> RunConfig:
+    """One RunConfig from the agent's arguments: explicit ones win over ``config``."""
+    changes = {key: _setting(key, value) for key, value in settings.items()}
+    if isinstance(model, str):
+        changes["model"] = model
+    elif model is not None:
+        changes["model"] = None  # an object: recorded runs cannot rebuild it by name
+    if tools is not None:
+        specs = [tools] if isinstance(tools, str) else list(tools)
+        changes["tools"] = tuple(t if isinstance(t, str) else None for t in specs)
+    try:
+        return (config or RunConfig()).replace(**changes)
+    except TypeError as error:
+        raise ConfigError(f"unknown setting: {error}") from None
+
+
+def _setting(key: str, value: object) -> object:
+    if key in _PATH_SETTINGS and value is not None:
+        return str(Path(str(value)).resolve())
+    return value
+
+
+def build_setup(
+    model: str | Model | None,
+    tools: Sequence[str | Tool | Callable[..., object]] | None,
+    config: RunConfig | None,
+    settings: Mapping[str, object],
+    *,
+    ask: Callable[[str], str] | None = None,
+    api_key: str | None = None,
+) -> Built:
+    """Everything an agent needs, decided from its config (and the live objects beside it)."""
+    from tao.tools.registry import resolve_tools
+
+    config = make_config(model, tools, config, settings)
+    given = model if model is not None and not isinstance(model, str) else None
+    if given is None and config.model is None:
+        raise ConfigError("no model: give a model spec or a model object")
+    backend = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    specs = tools if tools is not None else [t for t in config.tools if t is not None]
+    resolved = resolve_tools(specs, project=config.project, corpus=config.corpus, ask=ask)
+    named = {tool.name: tool for tool in resolved}
+    named["finish"] = make_tool(finish)
+    return Built(config, backend, _loop_setup(config, backend, named))
+
+
+def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> LoopSetup:
+    labels = get_labels(config.lang)
+    native = getattr(model, "supports_tools", False)
+    protocol = config.protocol
+    if protocol == "auto":
+        protocol = "native" if native else "text"
+    elif protocol == "native" and not native:
+        raise ConfigError(f"{model.name} does not support native tool calling; use text")
+    grammar = None
+    if config.grammar and protocol == "text" and model.supports_grammar:
+        from tao.protocol.grammar import react_grammar
+
+        grammar = react_grammar(labels, list(tools))
+    if config.system_prompt:
+        system = config.system_prompt
+    elif protocol == "native":
+        system = prompts.native_system_prompt(labels)
+    else:
+        system = prompts.system_prompt(labels, list(tools.values()))
+    return LoopSetup(
+        labels=labels,
+        tools=tools,
+        budget=Budget(config.max_steps, config.max_seconds, config.max_tokens),
+        system_prompt=system,
+        protocol=protocol,
+        grammar=grammar,
+        numbered=config.numbered,
+        task_label=config.task_label,
+        fence=config.fence_untrusted,
+        send_stop=model.supports_stop,
+        max_reply_tokens=config.max_reply_tokens,
+        temperature=config.temperature,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """A run about to be driven: a fresh one, or one reopened from its checkpoint."""
+
+    result: RunResult
+    checkpoint: Checkpoint | None
+
+    def loop(self, setup: LoopSetup) -> Loop:
+        """The loop for this run, continuing from its checkpoint if it has one."""
+        return react(
+            setup,
+            self.result.task,
+            clock=time.monotonic,
+            usage=self.result.usage,
+            steps=len(self.result.steps),
+            resume=self.checkpoint,
+        )
+
+
+def begin(task: str, model_name: str, config: RunConfig) -> Start:
+    result = RunResult(
+        run_id=new_run_id(),
+        task=task,
+        model=model_name,
+        lang=config.lang,
+        started_at=time.time(),
+        config=config,
+    )
+    return Start(result, None)
+
+
+def reopen(
+    run: str | RunResult,
+    approve: Decision | None,
+    store: Store | None,
+    memory: MutableMapping[str, Checkpoint],
+) -> Start:
+    """Load a run and its last checkpoint; refuse runs that already ended."""
+    run_id = run if isinstance(run, str) else run.run_id
+    if store is not None:
+        run_id = store.resolve(run_id)
+        result, checkpoint = store.get_run(run_id), _load(store, run_id)
+    elif isinstance(run, str) or run_id not in memory:
+        raise ResumeError(f"run {run_id} is not in this agent's memory; record runs to resume them")
+    else:
+        result, checkpoint = run, memory[run_id]
+    if not result.status.resumable or checkpoint is None:
+        reason = f": {result.stop_reason}" if result.stop_reason else ""
+        raise ResumeError(
+            f"run {run_id} cannot be resumed: it ended with status {result.status}{reason}"
+        )
+    if approve is not None and checkpoint.pending:
+        decisions = {**checkpoint.decisions, **{p.id: approve for p in checkpoint.pending}}
+        checkpoint = _with_decisions(checkpoint, decisions)
+    result.status, result.error, result.pending = Status.RUNNING, None, None
+    return Start(result, checkpoint)
+
+
+def _load(store: Store, run_id: str) -> Checkpoint | None:
+    try:
+        return store.load_state(run_id)
+    except StateError as error:
+        raise ResumeError(f"run {run_id} cannot be resumed: {error}") from None
+
+
+def _with_decisions(checkpoint: Checkpoint, decisions: Mapping[str, Decision]) -> Checkpoint:
+    return dataclasses.replace(checkpoint, decisions=dict(decisions))

@@ -1,0 +1,139 @@
+"""Tool calling for a model without native tools: described in the prompt, read from the text.
+
+This is what Hermes/Qwen chat templates do, done in Python so that it works through
+:meth:`tao.models.Model.complete` with any model that honours a grammar:
+
+* the tools go into the system message, as the template writes them (``<tools>`` JSON);
+* earlier calls become ``<tool_call>`` blocks, results ``<tool_response>`` user turns;
+* the reply is held by :func:`tao.protocol.grammar.tool_call_grammar` to one
+  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a tool of the
+  request (or a ``Final Answer:`` line), and read back into OpenAI ``tool_calls``.
+
+    messages = prompt_messages(request.messages, request.tools)
+    grammar = tool_call_grammar([tool.name for tool in request.tools])
+    content, calls = read_tool_calls(reply.text, names)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Sequence
+
+from tao.jsontypes import JSON
+from tao.models.base import FunctionCall, Message, ToolCallMessage, ToolSpec
+
+__all__ = ["prompt_messages", "read_tool_calls"]
+
+_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+_FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_DEFAULT_SYSTEM = "You are a helpful assistant."
+_TOOLS_INTRO = (
+    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+)
+_TOOLS_OUTRO = (
+    "\n</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+)
+
+
+def _tojson(value: JSON) -> str:
+    """JSON as Jinja's ``tojson`` writes it (sorted keys, HTML-safe), as templates show it."""
+    text = json.dumps(value, sort_keys=True)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("'", "\\u0027")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def _tool_json(tool: ToolSpec) -> str:
+    function: JSON = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
+    return _tojson({"type": "function", "function": function})
+
+
+def _system(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Message:
+    first = messages[0] if messages else None
+    base = (first.get("content") or "") if first and first.get("role") == "system" else None
+    described = "".join("\n" + _tool_json(tool) for tool in tools)
+    text = (base if base is not None else _DEFAULT_SYSTEM) + _TOOLS_INTRO + described
+    return Message(role="system", content=text + _TOOLS_OUTRO)
+
+
+def _call_block(call: ToolCallMessage) -> str:
+    try:
+        arguments: JSON = json.loads(call["function"]["arguments"])
+    except ValueError:
+        arguments = call["function"]["arguments"]
+    name = json.dumps(call["function"]["name"])
+    return f'<tool_call>\n{{"name": {name}, "arguments": {_tojson(arguments)}}}\n</tool_call>'
+
+
+def prompt_messages(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[Message]:
+    """The transcript with the tools described and every call and result written as text."""
+    out = [_system(messages, tools)]
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content") or ""
+        if role == "system" and message is messages[0]:
+            continue  # merged into the tools' system message
+        if role == "assistant" and message.get("tool_calls"):
+            blocks = [_call_block(call) for call in message.get("tool_calls", [])]
+            out.append(Message(role="assistant", content="\n".join([content, *blocks]).strip()))
+        elif role == "tool":
+            response = f"<tool_response>\n{content}\n</tool_response>"
+            previous = out[-1]
+            if previous.get("role") == "user" and "<tool_response>" in (
+                previous.get("content") or ""
+            ):
+                previous["content"] = f"{previous.get('content')}\n{response}"
+            else:
+                out.append(Message(role="user", content=response))
+        else:
+            out.append(Message(role=str(role), content=content))
+    return out
+
+
+def _blocks(text: str) -> list[str]:
+    blocks = [match.group(1) for match in _TOOL_CALL.finditer(text)]
+    if blocks:
+        return blocks
+    return [match.group(1) for match in _FENCED_JSON.finditer(text)] or [text.strip()]
+
+
+def _read_call(block: str, tool_names: set[str]) -> ToolCallMessage | None:
+    try:
+        call: JSON = json.loads(block)
+    except ValueError:
+        return None
+    if not isinstance(call, dict) or call.get("name") not in tool_names:
+        return None
+    arguments = call.get("arguments", call.get("parameters", {}))
+    return ToolCallMessage(
+        id=f"call_{uuid.uuid4().hex[:24]}",
+        type="function",
+        function=FunctionCall(
+            name=str(call["name"]),
+            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+        ),
+    )
+
+
+def read_tool_calls(text: str, tool_names: set[str]) -> tuple[str | None, list[ToolCallMessage]]:
+    """The reply's prose and the calls it wrote: ``(content, tool_calls)``.
+
+    The prompt asks for ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``; small
+    models sometimes write the same object in a fenced JSON block or bare, which is
+    accepted too when ``name`` is one of this request's tools. Without calls the text
+    comes back whole.
+    """
+    calls = [call for block in _blocks(text) if (call := _read_call(block, tool_names))]
+    if not calls:
+        return text, []
+    cut = min((i for i in (text.find("<tool_call>"), text.find("```")) if i >= 0), default=0)
+    return text[:cut].strip() or None, calls

@@ -1,0 +1,323 @@
+"""The run log's interface, and everything about it that is the same on every database.
+
+:class:`Store` is what the agent, the CLI and the web page use. Its subclasses
+only connect, run transactions and word errors: :class:`tao.store.sqlite.SQLiteStore`
+(one file under ``$TAO_HOME``) and :class:`tao.store.postgres.PostgresStore`
+(``TAO_DATABASE_URL``). Every query is written here once, with ``?`` placeholders,
+against the :class:`~tao.store.rows.Connection` a subclass yields.
+
+    store = Store.open()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
+    for summary in store.list_runs(limit=5):
+        print(summary.run_id[:8], summary.status, summary.task)
+    result = store.get_run("3f2a")           # a unique prefix is enough
+
+Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.Checkpoint`
+and a :class:`tao.state.RunConfig` go in and come out; a damaged JSON column is a
+:class:`tao.errors.StateError` naming the run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from tao.errors import StateError, StoreError
+from tao.paths import DATABASE_URL_ENV, database_url
+from tao.state import Checkpoint, PendingCall, RunConfig
+from tao.store.rows import (
+    SELECT_STEPS,
+    SELECT_SUMMARY,
+    Connection,
+    RunSummary,
+    SQLValue,
+    dumps,
+    insert_run,
+    insert_step,
+    loads_object,
+    step_from_row,
+    summary_from_row,
+)
+from tao.store.schema import SCHEMA_VERSION
+from tao.trace import RunResult, Status, Step, Usage
+
+#: Every status :meth:`Store.list_runs` can filter on.
+STATUSES: tuple[str, ...] = tuple(str(status) for status in Status)
+
+_UPDATE_USAGE = """
+    UPDATE runs SET (model_calls, input_tokens, output_tokens, evaluated_tokens) =
+        (SELECT count(*), coalesce(sum(input_tokens), 0),
+                coalesce(sum(output_tokens), 0), sum(evaluated_tokens)
+         FROM model_calls WHERE run_id = ?)
+    WHERE id = ?
+"""
+
+_FINISH = """
+    UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
+        duration_s = ?, model_calls = ?, input_tokens = ?, output_tokens = ?,
+        evaluated_tokens = ?
+    WHERE id = ?
+"""
+
+
+class Store(ABC):
+    """A handle on one run log; safe to share between the threads of a process."""
+
+    def __init__(self, where: str) -> None:
+        #: Where the run log lives, for messages: a file path, or a URL without password.
+        self.where = where
+        #: Held by every transaction: one connection, shared by the threads of a process.
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def open(path: Path | str | None = None) -> Store:
+        """Open (creating and migrating if needed) the run log.
+
+        ``path`` names an SQLite file. Without it, ``TAO_DATABASE_URL``
+        (``postgresql://…``) selects PostgreSQL, else ``$TAO_HOME/tao.db``.
+        """
+        url = database_url()
+        if path is None and url:
+            try:  # psycopg is an optional extra, imported only when asked for
+                from tao.store.postgres import PostgresStore
+            except ImportError:
+                raise StoreError(
+                    f"{DATABASE_URL_ENV} selects PostgreSQL, which needs psycopg: "
+                    "pip install 'tao[postgres]' (or unset it to use the SQLite run log)"
+                ) from None
+            return PostgresStore.connect(url)
+        from tao.store.sqlite import SQLiteStore
+
+        return SQLiteStore.connect(path)
+
+    # -- what a backend provides -----------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection, once no thread is inside a transaction."""
+        with self._lock:
+            self._disconnect()
+
+    @abstractmethod
+    def _disconnect(self) -> None: ...
+
+    @abstractmethod
+    def _transaction(self, *, write: bool) -> AbstractContextManager[Connection]:
+        """One transaction under the store's lock: committed on exit, rolled back on error.
+
+        A read one sees one consistent snapshot over all its statements; a write
+        one is short and takes the write lock up front, so writers never deadlock.
+        Database errors leave it as :class:`tao.errors.StoreError`.
+        """
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self._transaction(write=False)
+
+    def _write(self) -> AbstractContextManager[Connection]:
+        return self._transaction(write=True)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing (the agent, through RunRecorder) ------------------------------------
+
+    def begin_run(self, result: RunResult, config: RunConfig | None = None) -> None:
+        """Record that ``result`` started; a resumed run (same id) becomes running again."""
+        with self._write() as conn:
+            insert_run(conn, result, config, restart=True)
+
+    def add_step(self, result: RunResult, step: Step) -> None:
+        """Record one finished step and its model call, committed at once."""
+        with self._write() as conn:
+            insert_run(conn, result, None, restart=False)
+            insert_step(conn, result, step, replace=True)
+            conn.execute(_UPDATE_USAGE, (result.run_id, result.run_id))
+
+    def finish_run(self, result: RunResult, config: RunConfig | None = None) -> None:
+        """Record the final status, answer and usage; also stores any step not yet seen.
+
+        Works without a prior :meth:`begin_run`, so a finished result can be
+        saved in one call (imports, tests, observers attached late).
+        """
+        usage = result.usage
+        values: tuple[SQLValue, ...] = (
+            str(result.status),
+            result.answer,
+            result.error,
+            result.stop_reason,
+            time.time(),
+            result.duration_s,
+            usage.model_calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.evaluated_tokens,
+            result.run_id,
+        )
+        with self._write() as conn:
+            insert_run(conn, result, config, restart=False)
+            for step in result.steps:
+                insert_step(conn, result, step, replace=False)
+            conn.execute(_FINISH, values)
+
+    def save_state(self, run_id: str, checkpoint: Checkpoint) -> None:
+        """Keep the run's latest checkpoint: what ``tao resume`` continues from."""
+        text = dumps(checkpoint.to_json())
+        with self._write() as conn:
+            conn.execute("UPDATE runs SET state = ? WHERE id = ?", (text, run_id))
+
+    def load_state(self, run_id: str) -> Checkpoint | None:
+        """The latest checkpoint of a run (of any version, migrated), or ``None``."""
+        with self._read() as conn:
+            row = conn.execute("SELECT state FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        data = loads_object(row[0], f"the checkpoint of run {run_id}")
+        try:
+            return Checkpoint.from_json(data)
+        except StateError as error:
+            raise StateError(f"run {run_id}: {error}") from None
+
+    # -- reading (the CLI, the web page, resume) -------------------------------------
+
+    def list_runs(self, limit: int = 20, status: str | None = None) -> list[RunSummary]:
+        """The ``limit`` most recently started runs, newest first, optionally of one status.
+
+        A ``running`` row whose process is gone counts as ``interrupted``, so those
+        two filters read every row recorded as running and sort them out here.
+        """
+        if status is not None and status not in STATUSES:
+            raise StoreError(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
+        live = status in (Status.RUNNING, Status.INTERRUPTED)
+        where, params = "", list[SQLValue]()
+        if live:
+            where, params = "WHERE status IN (?, ?)", [str(status), str(Status.RUNNING)]
+        elif status is not None:
+            where, params = "WHERE status = ?", [status]
+        query = f"{SELECT_SUMMARY} {where} ORDER BY started_at DESC, rowid DESC"
+        if not live:
+            query += " LIMIT ?"
+            params.append(max(limit, 0))
+        with self._read() as conn:
+            rows = conn.execute(query, params).fetchall()
+        summaries = [summary_from_row(row) for row in rows]
+        if live:
+            summaries = [s for s in summaries if s.status == status]
+        return summaries[: max(limit, 0)]
+
+    def resolve(self, run_id_or_prefix: str) -> str:
+        """The full id of the one run whose id starts with ``run_id_or_prefix``."""
+        prefix = run_id_or_prefix.strip()
+        if not prefix:
+            raise StoreError("give a run id (or a unique prefix of one); see `tao runs list`")
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        with self._read() as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (prefix,)).fetchone():
+                return prefix
+            rows = conn.execute(
+                "SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 6",
+                (escaped + "%",),
+            ).fetchall()
+        if not rows:
+            raise StoreError(f"no run with id {prefix!r} in {self.where}; see `tao runs list`")
+        if len(rows) > 1:
+            shown = ", ".join(row[0] for row in rows[:5]) + (", …" if len(rows) > 5 else "")
+            raise StoreError(
+                f"run id prefix {prefix!r} is ambiguous (matches {shown}); give more characters"
+            )
+        return str(rows[0][0])
+
+    def unique_prefixes(self, run_ids: Iterable[str], min_length: int = 8) -> dict[str, str]:
+        """The shortest prefix (at least ``min_length``) of each id that names only that run.
+
+        Run ids start with a timestamp, so a fixed-width prefix is shared by
+        runs started close together; the neighbours in id order decide instead.
+        """
+        shortest: dict[str, str] = {}
+        with self._read() as conn:
+            for run_id in run_ids:
+                length = min_length
+                for neighbour in conn.execute(
+                    "SELECT max(id) FROM runs WHERE id < ? UNION ALL "
+                    "SELECT min(id) FROM runs WHERE id > ?",
+                    (run_id, run_id),
+                ):
+                    if neighbour[0] is not None:
+                        length = max(length, _common_prefix(run_id, neighbour[0]) + 1)
+                shortest[run_id] = run_id[:length]
+        return shortest
+
+    def get_summary(self, run_id_or_prefix: str) -> RunSummary:
+        """The :class:`RunSummary` of one run (its true state, including ``running``)."""
+        run_id = self.resolve(run_id_or_prefix)
+        with self._read() as conn:
+            row = conn.execute(f"{SELECT_SUMMARY} WHERE id = ?", (run_id,)).fetchone()
+        if row is None:  # deleted between the two reads
+            raise StoreError(f"no run with id {run_id!r} in {self.where}")
+        return summary_from_row(row)
+
+    def get_run(self, run_id_or_prefix: str) -> RunResult:
+        """The full :class:`RunResult` of one run: steps with their model input and output.
+
+        ``status`` is the summary's (``running``, or ``interrupted`` once its
+        process is gone); an ``awaiting_approval`` run's ``pending`` calls come
+        from its checkpoint; ``config`` is the recorded :class:`RunConfig`.
+        """
+        summary = self.get_summary(run_id_or_prefix)
+        run_id = summary.run_id
+        with self._read() as conn:
+            steps = [step_from_row(row, run_id) for row in conn.execute(SELECT_STEPS, (run_id,))]
+        return RunResult(
+            run_id=run_id,
+            task=summary.task,
+            model=summary.model,
+            status=summary.status,
+            answer=summary.answer,
+            error=summary.error,
+            steps=steps,
+            stop_reason=summary.stop_reason,
+            pending=self._pending(run_id) if summary.status is Status.AWAITING_APPROVAL else None,
+            usage=Usage(
+                model_calls=summary.model_calls,
+                input_tokens=summary.input_tokens,
+                output_tokens=summary.output_tokens,
+                evaluated_tokens=summary.evaluated_tokens,
+            ),
+            lang=summary.lang,
+            started_at=summary.started_at,
+            duration_s=summary.duration_s or 0.0,
+            config=summary.config,
+        )
+
+    def _pending(self, run_id: str) -> list[PendingCall] | None:
+        checkpoint = self.load_state(run_id)
+        return list(checkpoint.pending) if checkpoint is not None else None
+
+    def export_jsonl(self, run_id: str) -> Iterator[str]:
+        """One run as JSON lines (no trailing newlines), for files, datasets and diffing.
+
+        Line 1: ``{"type": "run", "schema": SCHEMA_VERSION, "run_id", "task",
+        "model", "lang", "status", "answer", "error", "stop_reason", "started_at",
+        "finished_at", "duration_s", "steps", "usage": {model_calls, input_tokens,
+        output_tokens, evaluated_tokens}, "config"}``. Then one ``{"type": "step",
+        "run_id", ...}`` per step in order, carrying every :meth:`Step.to_dict`
+        field, so each line stands alone.
+        """
+        summary = self.get_summary(run_id)
+        result = self.get_run(summary.run_id)
+        record = summary.to_dict()
+        for name in ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens", "tokens"):
+            del record[name]
+        usage = result.usage.to_dict()
+        yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
+        for step in result.steps:
+            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict()})
+
+
+def _common_prefix(a: str, b: str) -> int:
+    same = (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    return next(same, min(len(a), len(b)))

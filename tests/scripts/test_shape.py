@@ -1,0 +1,350 @@
+"""scripts/shape.py measures what issue 11 promised; each check must be able to fail.
+
+A shape report that always passes would let the code drift back unnoticed, so every check is
+driven over a small tree written to a temporary folder: once where it passes, once where it
+fails, and the command itself runs in a child process for its exit status and JSON.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Protocol
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "shape.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("shape", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["shape"] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+shape = _load()
+
+AGENT = '''
+class Agent:
+    """A small agent: everything else goes through its config."""
+
+    def __init__(self, model, tools=None, *, config=None, **settings):
+        self.model = model
+'''
+
+
+def write_tree(base: Path, files: dict[str, str]) -> Path:
+    """A package ``tao`` under ``base`` holding ``files`` (paths relative to the package)."""
+    root = base / "tao"
+    every = {"__init__.py": "", "agent.py": AGENT, **files}
+    for name, text in every.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+class Measured(Protocol):
+    """What a test reads of one row of the report (``shape.Check``)."""
+
+    name: str
+    value: int
+    where: str
+    details: tuple[str, ...]
+    found: bool
+
+    @property
+    def passed(self) -> bool: ...
+
+
+def check(root: Path, prefix: str) -> Measured:
+    """The one check of ``root``'s report whose name starts with ``prefix``."""
+    report: list[Measured] = shape.measure(root)
+    (found,) = [c for c in report if c.name.startswith(prefix)]
+    return found
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+# -- a clean tree passes everything ---------------------------------------------------------
+
+
+def test_a_clean_tree_passes_every_check(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"loop.py": "def step(x):\n    return x + 1\n"})
+    report = shape.measure(root)
+    assert [c.name for c in report if not c.passed] == []
+    assert len(report) == 8
+
+
+# -- duplicated runs ------------------------------------------------------------------------
+
+#: Eight lines of logic; ``{n}`` gives each copy its own names, strings and numbers.
+LOGIC = '''
+import json
+from pathlib import Path
+
+
+def load_{n}(path_{n}):
+    """Read one file; a docstring never counts as copied code."""
+    # comments never count either
+    text_{n} = Path(path_{n}).read_text(encoding="utf-{n}")
+    if not text_{n}:
+        return {{}}
+    data_{n} = json.loads(text_{n})
+    for key_{n} in sorted(data_{n}):
+        data_{n}[key_{n}] = str(data_{n}[key_{n}]) + "{n}"
+    return (
+        data_{n}
+    )
+'''
+
+
+def test_copies_with_other_names_strings_and_numbers_are_pairs(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {f"m{n}.py": LOGIC.format(n=n) for n in (1, 2)})
+    result = check(root, "duplicated")
+    assert result.value == 1
+    assert result.passed
+    # From the ``def`` line to the last line before the lone bracket (the imports, the
+    # docstring and the comment do not count); each side names its own lines.
+    assert result.where == "m1.py:6-16 ~ m2.py:6-16 shape"
+
+
+def test_six_pairs_fail(tmp_path: Path) -> None:
+    # Four copies make C(4, 2) = 6 pairs of files: over the limit of five.
+    files = {f"m{n}.py": LOGIC.format(n=n) for n in range(1, 5)}
+    result = check(write_tree(tmp_path, files), "duplicated")
+    assert result.value == 6
+    assert not result.passed
+    assert len(result.details) == 6
+
+
+def test_two_files_sharing_two_runs_are_one_pair(tmp_path: Path) -> None:
+    other = """
+
+def other(items):
+    items.append(1)
+    items.sort()
+    total = sum(items)
+    while total > 10:
+        total -= items.pop()
+    print(total, items)
+    return total
+"""
+    files = {"a.py": LOGIC.format(n=1) + other, "b.py": other + LOGIC.format(n=2)}
+    result = check(write_tree(tmp_path, files), "duplicated")
+    assert result.value == 1
+    assert result.where == "a.py:6-16 ~ b.py:16-26 shape (+1 more run)"
+
+
+def test_identical_copies_are_not_marked_shape(tmp_path: Path) -> None:
+    same = LOGIC.format(n=7)
+    root = write_tree(tmp_path, {"a.py": same, "b.py": same})
+    assert check(root, "duplicated").where == "a.py:6-16 ~ b.py:6-16"
+
+
+def test_names_must_be_renamed_consistently(tmp_path: Path) -> None:
+    # ``x = f(x)`` and ``y = g(z)`` have one token shape but not one meaning.
+    first = "def f(a, b):\n" + "".join(f"    a = a + {i}\n    b = b * a\n" for i in range(4))
+    second = "def f(a, b):\n" + "".join(f"    a = b + {i}\n    b = a * b\n" for i in range(4))
+    root = write_tree(tmp_path, {"a.py": first, "b.py": second})
+    assert check(root, "duplicated").value == 0
+
+
+def test_imports_lists_and_tables_are_not_copies(tmp_path: Path) -> None:
+    kinds = {
+        "imports": "".join(f"from pkg{i} import name{i}\n" for i in range(8)),
+        "table": "T = {\n" + "".join(f'    "k{i}": {i},\n' for i in range(8)) + "}\n",
+        "fields": "class Row:\n" + "".join(f"    f{i}: int\n" for i in range(8)),
+        "arguments": "f(\n" + "".join(f"    a{i}=a{i},\n" for i in range(8)) + ")\n",
+    }
+    files = {f"{kind}_{side}.py": text for kind, text in kinds.items() for side in "ab"}
+    assert check(write_tree(tmp_path, files), "duplicated").value == 0
+
+
+def test_an_idiom_in_more_than_eight_places_is_left_out(tmp_path: Path) -> None:
+    files = {f"m{n}.py": LOGIC.format(n=n) for n in range(1, 10)}
+    result = check(write_tree(tmp_path, files), "duplicated")
+    assert result.value == 0
+    assert result.details[-1].startswith("left out: ")
+
+
+# -- Any ------------------------------------------------------------------------------------
+
+
+def test_any_counts_names_in_code_only(tmp_path: Path) -> None:
+    module = '''
+        from typing import Any
+        # Any in a comment does not count
+        def f(x: Any, y: dict[str, Any], z: dict[
+            str, Any
+        ]) -> "Any":
+            """Any in a docstring does not count."""
+            return {"Any": x}
+    '''
+    root = write_tree(tmp_path, {"m.py": module})
+    uses, dicts = check(root, "uses of Any"), check(root, "uses of dict")
+    assert (uses.value, dicts.value) == (4, 2)
+    assert uses.passed
+    assert dicts.passed
+
+
+def test_too_many_any_fails(tmp_path: Path) -> None:
+    module = "from typing import Any\n" + "".join(
+        f"v{i}: dict[str, Any] = {{}}\n" for i in range(11)
+    )
+    root = write_tree(tmp_path, {"m.py": module, "n.py": "from typing import Any\n" * 49})
+    uses, dicts = check(root, "uses of Any"), check(root, "uses of dict")
+    assert (uses.value, dicts.value) == (61, 11)
+    assert not uses.passed
+    assert not dicts.passed
+    assert uses.where.startswith("n.py (49), m.py (12)")
+
+
+# -- sizes ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("lines", "passed"), [(400, True), (401, False)])
+def test_largest_module(tmp_path: Path, lines: int, passed: bool) -> None:
+    root = write_tree(tmp_path, {"sub/big.py": "x = 1\n" * lines})
+    result = check(root, "largest module")
+    assert (result.value, result.where, result.passed) == (lines, "sub/big.py", passed)
+
+
+@pytest.mark.parametrize(("body", "passed"), [(59, True), (60, False)])
+def test_longest_function_names_the_method(tmp_path: Path, body: int, passed: bool) -> None:
+    method = "    def run(self):\n" + "        x = 1\n" * body
+    root = write_tree(tmp_path, {"m.py": "\n\nclass Runner:\n" + method})
+    result = check(root, "longest function")
+    assert result.value == body + 1
+    assert result.where == "m.py:4 Runner.run"
+    assert result.passed is passed
+
+
+# -- imports --------------------------------------------------------------------------------
+
+
+def test_a_module_level_cycle_fails_and_is_named(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "a.py": "from tao.b import g\n",
+            "b.py": "from . import c\n",
+            "c.py": "import tao.a\n",
+        },
+    )
+    result = check(root, "import cycles")
+    assert result.value == 1
+    assert not result.passed
+    assert result.where == "tao.a -> tao.b -> tao.c -> tao.a"
+
+
+def test_imports_for_type_checkers_or_inside_functions_make_no_cycle(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "a.py": "from tao import b\n",
+            "b.py": """
+                from typing import TYPE_CHECKING
+                if TYPE_CHECKING:
+                    from tao.a import Thing
+                def late():
+                    from .a import Thing
+                    return Thing
+            """,
+        },
+    )
+    assert check(root, "import cycles").passed
+
+
+def test_the_web_page_and_servers_never_import_the_cli(tmp_path: Path) -> None:
+    clean = {"cli/__init__.py": "", "cli/render.py": "", "ui/__init__.py": ""}
+    assert check(write_tree(tmp_path / "ok", clean), "ui/server").passed
+    bad = {
+        **clean,
+        "ui/pages.py": "def page():\n    from ..cli import render\n    return render\n",
+        "server/app.py": "import tao.cli.render\n",
+        "eval/run.py": "from tao.cli import render\n",  # not a server: allowed
+    }
+    result = check(write_tree(tmp_path / "bad", bad), "ui/server")
+    assert result.details == (
+        "server/app.py:1 imports tao.cli",
+        "ui/pages.py:2 imports tao.cli",
+    )
+    assert not result.passed
+
+
+# -- Agent ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("extra", "passed"), [(6, True), (7, False)])
+def test_agent_init_parameters(tmp_path: Path, extra: int, passed: bool) -> None:
+    # model, tools, *args, **kwargs, plus ``extra`` keyword-only ones; ``self`` left out.
+    keywords = ", ".join(f"k{i}=None" for i in range(extra))
+    agent = f"class Agent:\n    def __init__(self, model, tools, *args, {keywords}, **kw):\n"
+    root = write_tree(tmp_path, {"agent.py": agent + "        pass\n"})
+    result = check(root, "Agent")
+    assert (result.value, result.passed) == (4 + extra, passed)
+    assert result.where == "agent.py:2 Agent.__init__"
+
+
+def test_a_missing_agent_fails(tmp_path: Path) -> None:
+    result = check(write_tree(tmp_path, {"agent.py": "class Runner:\n    pass\n"}), "Agent")
+    assert not result.passed
+    assert result.where == "no class Agent"
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_the_command_exits_0_when_clean_and_1_when_a_check_fails(tmp_path: Path) -> None:
+    clean = write_tree(tmp_path / "ok", {})
+    done = run_script("--root", str(clean))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split() == ["check", "value", "limit", "result", "where"]
+    assert done.stdout.rstrip().endswith("shape: 8 passed, 0 failed")
+
+    big = write_tree(tmp_path / "bad", {"big.py": "x = 1\n" * 500})
+    done = run_script("--root", str(big), "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    failed = [c for c in report["checks"] if not c["passed"]]
+    assert report["passed"] is False
+    assert [(c["name"], c["value"], c["details"]) for c in failed] == [
+        ("largest module (lines)", 500, ["big.py: 500"])
+    ]
+
+
+def test_bad_usage_exits_2(tmp_path: Path) -> None:
+    assert run_script("--root", str(tmp_path / "missing")).returncode == 2
+    assert run_script("--no-such-flag").returncode == 2
+    broken = write_tree(tmp_path, {"broken.py": "def f(:\n"})
+    done = run_script("--root", str(broken))
+    assert done.returncode == 2
+    assert "broken.py" in done.stderr
+
+
+def test_the_real_tree_is_measured_quickly() -> None:
+    """CPU time, not wall time, so a busy machine does not fail it."""
+    started = time.process_time()
+    report = shape.measure(REPO / "src" / "tao")
+    assert time.process_time() - started < 5
+    assert [c.found for c in report] == [True] * 8

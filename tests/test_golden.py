@@ -1,0 +1,44 @@
+"""Replayed runs give the same results as before the redesign (issue 11's "Done when").
+
+``tests/data/golden/golden.json`` holds what tao 0.1 printed for each scenario of
+``scenarios.json`` (made by ``make_golden.py`` from the pre-redesign tree): the
+status, the answer, every step with its exact model input, observation and
+tokens. The current tao must print the same, scenario by scenario.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+
+
+def _maker() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_golden", GOLDEN / "make_golden.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCENARIOS = json.loads((GOLDEN / "scenarios.json").read_text(encoding="utf-8"))
+EXPECTED = json.loads((GOLDEN / "golden.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
+def test_a_replayed_run_gives_what_tao_0_1_gave(scenario: dict[str, object]) -> None:
+    got = _maker().run_scenario(scenario)
+    expected = EXPECTED[scenario["name"]]
+    assert got["status"] == expected["status"]
+    assert got["answer"] == expected["answer"]
+    assert got["exit_code"] == expected["exit_code"]
+    assert got["usage"] == expected["usage"]
+    assert len(got["steps"]) == len(expected["steps"])
+    for mine, theirs in zip(got["steps"], expected["steps"], strict=True):
+        assert mine == theirs, f"step {theirs['index']} differs"
+    assert got == expected
