@@ -21,11 +21,10 @@ import os
 import re
 from pathlib import Path
 
-import platformdirs
-
 from tao.errors import ConfigError
 from tao.eval.record import QuestionRecord
 from tao.jsontypes import JSON, JSONObject
+from tao.paths import tao_home
 
 
 class ResultsError(ConfigError):
@@ -34,8 +33,7 @@ class ResultsError(ConfigError):
 
 def evals_dir() -> Path:
     """``$TAO_HOME/evals`` (``TAO_HOME`` defaults to the platform's user data folder)."""
-    home = os.environ.get("TAO_HOME") or platformdirs.user_data_dir("tao")
-    return Path(home).expanduser() / "evals"
+    return tao_home() / "evals"
 
 
 def settings_digest(key: JSONObject) -> str:
