@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 
+from tao.eval.config import DEFAULT_SAMPLES, EVAL_RUN, EvalConfig
+from tao.eval.data import Benchmark
+
 PAGES = [
     {
         "title": "Scott Derrickson",
@@ -80,18 +83,23 @@ class EvalData:
     questions: Path
     claims: Path
 
-    def settings(self, strategy: str, model: str = "replay:x", **kwargs: Any) -> Any:
-        from tao.eval.strategies import EvalSettings
-
-        benchmark = kwargs.pop("benchmark", "hotpotqa")
-        return EvalSettings(
+    def config(
+        self,
+        strategy: str,
+        model: str = "replay:x",
+        *,
+        benchmark: Benchmark = "hotpotqa",
+        samples: int = DEFAULT_SAMPLES,
+        **run: object,
+    ) -> EvalConfig:
+        """An eval of these files; ``run`` are the agents' settings (max_steps, base_url…)."""
+        return EvalConfig(
             benchmark=benchmark,
             strategy=strategy,
-            model=model,
-            corpus=str(self.corpus),
             prompts=str(self.prompts),
             questions=str(self.questions if benchmark == "hotpotqa" else self.claims),
-            **kwargs,
+            samples=samples,
+            run=EVAL_RUN.replace(model=model, corpus=str(self.corpus), **run),
         )
 
 

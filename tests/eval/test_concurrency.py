@@ -42,15 +42,15 @@ def test_results_do_not_depend_on_concurrency(
     outcomes = []
     for concurrency in (1, 4):
         server = oracle(varying())
-        settings = eval_data.settings("react", "openai:oracle", base_url=server.base_url, samples=3)
+        config = eval_data.config("react", "openai:oracle", base_url=server.base_url, samples=3)
         runs = run_all(
-            settings,
+            config,
             questions,
             store=Store.open(),
             execution=Execution(concurrency=concurrency, results_dir=tmp_path / f"c{concurrency}"),
             model=load_model("openai:oracle", base_url=server.base_url),
         )
-        outcomes.append({r.settings.strategy: [x.comparable() for x in r.records] for r in runs})
+        outcomes.append({r.config.strategy: [x.comparable() for x in r.records] for r in runs})
         temperatures = {(a.kind, a.temperature) for a in server.asks}
         assert temperatures == {
             ("STANDARD", 0.0),

@@ -40,6 +40,21 @@ def test_malformed_jsonl_line_names_file_and_line(tmp_path: Path) -> None:
         load_questions("hotpotqa", path)
 
 
+def test_bytes_that_are_not_utf8_name_their_line(tmp_path: Path) -> None:
+    """HotpotQA and FEVER JSONL alike; a raw U+2028 inside a string does not end a line."""
+    good = json.dumps({"question": "Q\u2028?", "answer": "A"}, ensure_ascii=False).encode()
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(good + b"\n" + good + b"\n" + b'{"question": "caf\xe9"}\n')
+    with pytest.raises(EvalDataError, match=rf"{path}:3: not UTF-8 text"):
+        load_questions("hotpotqa", path)
+    path.write_bytes(good + b"\n" + good + b"\n")
+    assert [q.question for q in load_questions("hotpotqa", path)] == ["Q\u2028?", "Q\u2028?"]
+    claims = tmp_path / "claims.jsonl"
+    claims.write_bytes(b'{"claim": "C", "label": "SUPPORTS"}\n\n{"claim": "\xff"}\n')
+    with pytest.raises(EvalDataError, match=rf"{claims}:3: not UTF-8 text"):
+        load_questions("fever", claims)
+
+
 def test_missing_field_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps({"question": "Q?"}) + "\n", encoding="utf-8")

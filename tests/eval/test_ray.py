@@ -21,16 +21,14 @@ def test_ray_executor_matches_local(
 ) -> None:
     server = oracle(scripted)
     questions = load_questions("hotpotqa", eval_data.questions)
-    settings = eval_data.settings(
-        "react-cot-sc", "openai:oracle", base_url=server.base_url, samples=3
-    )
+    config = eval_data.config("react-cot-sc", "openai:oracle", base_url=server.base_url, samples=3)
     store = Store.open()
     local = run_strategy(
-        settings, questions, store=store, execution=Execution(results_dir=tmp_path / "local")
+        config, questions, store=store, execution=Execution(results_dir=tmp_path / "local")
     )
     local_runs = {r.run_id for r in store.list_runs(limit=1000)}
     remote = run_strategy(
-        settings,
+        config,
         questions,
         store=store,
         execution=Execution("ray", concurrency=2, results_dir=tmp_path / "ray"),

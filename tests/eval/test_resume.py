@@ -92,3 +92,47 @@ def test_results_file_tolerates_only_a_torn_last_line(tmp_path: Path) -> None:
     path.write_text("{broken\n" + path.read_text())
     with pytest.raises(ResultsError, match=rf"{path}:1: not a results line"):
         results.load()  # a corrupt line in the middle is an error, not silently skipped
+
+
+def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
+    """The key (so the file name) and the line format are unchanged since tao's first evals."""
+    from tao.eval.config import EVAL_RUN, EvalConfig
+    from tao.eval.results import settings_digest
+
+    run = EVAL_RUN.replace(
+        model="openai:oracle", base_url="http://127.0.0.1:1/v1", corpus="/data/wiki.jsonl"
+    )
+    config = EvalConfig(
+        benchmark="hotpotqa",
+        strategy="react",
+        prompts="/data/react_prompts",
+        questions="/data/q.jsonl",
+        run=run,
+    )
+    assert settings_digest(config.key()) == "afb9c709f82135de"  # as today's main names it
+    results = ResultsFile.for_settings(config.key(), tmp_path)
+    assert results.path.name == "hotpotqa-react-afb9c709f82135de.jsonl"
+    line = (
+        '{"index": 0, "id": "q0", "question": "Q?", "gold": "yes", "answer": "yes", "em": 1.0, '
+        '"f1": 1.0, "strategy": "react", "benchmark": "hotpotqa", "model": "openai:oracle", '
+        '"status": "finished", "steps": 3, "model_calls": 3, "tokens": 120, "input_tokens": 100, '
+        '"output_tokens": 20, "seconds": 1.5, "parse_failures": 0, "fallback": null, '
+        '"votes": null, "samples": null, "run_ids": ["0193abc"], "error": null}\n'
+    )
+    results.path.write_text(line, encoding="utf-8")
+    (record,) = results.load().values()
+    assert record.answer == "yes" and record.run_ids == ["0193abc"] and record.tokens == 120
+    assert json.loads(line) == record.to_dict()
+
+
+def test_a_mistyped_results_line_is_refused_with_its_field(tmp_path: Path) -> None:
+    from tao.eval.record import QuestionRecord
+    from tao.eval.results import ResultsError
+
+    path = tmp_path / "r.jsonl"
+    good = QuestionRecord(0, "q0", "Q?", "A", "A", 1.0, 1.0, "cot", "hotpotqa", "m").to_dict()
+    path.write_text(
+        json.dumps({**good, "steps": "three"}) + "\n" + json.dumps(good) + "\n", encoding="utf-8"
+    )
+    with pytest.raises(ResultsError, match=r"r.jsonl:1: not a results line \(steps must be an"):
+        ResultsFile(path).load()

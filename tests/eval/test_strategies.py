@@ -38,7 +38,7 @@ def run(
     )[start : start + limit]
     model = ReplayModel(path)
     result = run_strategy(
-        eval_data.settings(strategy, f"replay:{path}", benchmark=benchmark, **settings),
+        eval_data.config(strategy, f"replay:{path}", benchmark=benchmark, **settings),
         questions,
         store=Store.open(),
         model=model,
@@ -195,3 +195,18 @@ def test_fever_accuracy_with_label_normalisation(eval_data: EvalData, replay: Re
     replies = ["Thought 1: no\nAction 1: Finish[refuted]"]
     (record,) = run(eval_data, replay, "react", replies, benchmark="fever", start=1)
     assert record.em == 1.0 and record.f1 == 1.0
+
+
+def test_stop_at_next_example_cuts_where_the_next_example_begins(replay: Replay) -> None:
+    """Sync and async: the stop goes to a backend that honours it, and is cut client-side."""
+    import asyncio
+
+    from tao.eval.strategies import StopAtNextExample
+    from tao.models.base import ModelRequest
+
+    reply = "Thought: Both are American.\nAnswer: yes\nQuestion: Who else?\nAnswer: no"
+    model = StopAtNextExample(ReplayModel(replay([reply, reply])), ["\nQuestion:"])
+    request = ModelRequest(messages=[{"role": "user", "content": "Question: Q?"}], stop=["\nX:"])
+    assert model.complete(request).text == "Thought: Both are American.\nAnswer: yes"
+    assert asyncio.run(model.acomplete(request)).text == "Thought: Both are American.\nAnswer: yes"
+    assert model.supports_tools is False and model.name == model.inner.name

@@ -17,18 +17,37 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from tao.errors import TaoError
-from tao.eval.data import Benchmark
+from tao.eval.config import (
+    ALL_ORDER,
+    DEFAULT_SAMPLES,
+    DEFAULT_SC_TEMPERATURE,
+    DEFAULT_STEPS,
+    EVAL_RUN,
+    EvalConfig,
+)
+from tao.eval.data import Benchmark, Question
 from tao.eval.record import QuestionRecord
-from tao.eval.runner import ALL_ORDER
-from tao.eval.strategies import DEFAULT_SAMPLES, DEFAULT_SC_TEMPERATURE, DEFAULT_STEPS
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from tao.eval.runner import StrategyRun
 
 STRATEGY_CHOICES = (*ALL_ORDER, "all")
+_Command = TypeVar("_Command", bound=Callable[..., object])
+
+
+class _Decorator(Protocol):
+    """What ``click.option`` returns: a decorator that keeps the command's type."""
+
+    def __call__(self, command: _Command, /) -> _Command: ...
 
 
 class BarProgress:
@@ -56,7 +75,7 @@ class BarProgress:
             TimeRemainingColumn(),
             console=Console(stderr=True),
         )
-        self.task: Any = None
+        self.task: TaskID | None = None
         self.scores: list[float] = []
 
     def start(self, strategy: str, total: int, done: int) -> None:
@@ -68,7 +87,8 @@ class BarProgress:
     def advance(self, record: QuestionRecord) -> None:
         self.scores.append(record.em)
         score = f"{self.metric} {100 * sum(self.scores) / len(self.scores):.1f}%"
-        self.progress.update(self.task, advance=1, score=score)
+        if self.task is not None:
+            self.progress.update(self.task, advance=1, score=score)
 
     def stop(self) -> None:
         self.progress.refresh()
@@ -83,203 +103,203 @@ def eval_group() -> None:
     """Run the ReAct paper's benchmarks (HotpotQA, FEVER) with every strategy."""
 
 
-def _options(command: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option(
-            "--questions",
-            type=click.Path(path_type=Path),
-            required=True,
-            help="Questions file (HotpotQA JSONL, FEVER JSON).",
-        ),
-        click.option(
-            "--corpus",
-            type=click.Path(path_type=Path),
-            required=True,
-            help="Wiki corpus JSONL for search/lookup.",
-        ),
-        click.option(
-            "--strategy",
-            type=click.Choice(STRATEGY_CHOICES),
-            default="react",
-            show_default=True,
-            help="Strategy; all runs every one (combinations derived from react and cot-sc).",
-        ),
-        click.option(
-            "-m",
-            "--model",
-            "model_spec",
-            envvar="TAO_MODEL",
-            default="local",
-            show_default=True,
-            help="local, local:PATH.gguf, openai:MODEL, replay:PATH, ...",
-        ),
-        click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server."),
-        click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(min=1),
-            default=1,
-            show_default=True,
-            help="Questions in flight at once.",
-        ),
-        click.option(
-            "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
-        ),
-        click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
-        click.option(
-            "--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."
-        ),
-        click.option(
-            "--samples",
-            type=click.IntRange(min=1),
-            default=DEFAULT_SAMPLES,
-            show_default=True,
-            help="CoT-SC samples per question.",
-        ),
-        click.option(
-            "--sc-temperature",
-            type=click.FloatRange(min=0),
-            default=DEFAULT_SC_TEMPERATURE,
-            show_default=True,
-            help="Sampling temperature of CoT-SC.",
-        ),
-        click.option("--no-grammar", is_flag=True, help="Do not constrain ReAct decoding."),
-        click.option(
-            "--prompts",
-            type=click.Path(file_okay=False, path_type=Path),
-            help="The paper's react_prompts/ folder (default: found beside --questions).",
-        ),
-        click.option(
-            "--max-seconds",
-            type=click.FloatRange(min=1),
-            default=1800.0,
-            show_default=True,
-            help="Wall-clock limit of each agent run.",
-        ),
-        click.option(
-            "--max-reply-tokens",
-            type=click.IntRange(min=16),
-            default=256,
-            show_default=True,
-            help="Tokens per model reply.",
-        ),
-        click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
-    ]
-    for option in reversed(options):
+def _shown(flag: str, kind: click.ParamType[object], default: object, text: str) -> _Decorator:
+    """An option whose default ``--help`` shows."""
+    return click.option(flag, type=kind, default=default, show_default=True, help=text)
+
+
+#: The options of every benchmark command, in ``--help`` order.
+_OPTIONS: list[_Decorator] = [
+    click.option(
+        "--questions",
+        type=click.Path(path_type=Path),
+        required=True,
+        help="Questions file (HotpotQA JSONL, FEVER JSON).",
+    ),
+    click.option(
+        "--corpus",
+        type=click.Path(path_type=Path),
+        required=True,
+        help="Wiki corpus JSONL for search/lookup.",
+    ),
+    _shown(
+        "--strategy",
+        click.Choice(STRATEGY_CHOICES),
+        "react",
+        "Strategy; all runs every one (combinations derived from react and cot-sc).",
+    ),
+    click.option(
+        "-m",
+        "--model",
+        "model_spec",
+        envvar="TAO_MODEL",
+        default="local",
+        show_default=True,
+        help="local, local:PATH.gguf, openai:MODEL, replay:PATH, ...",
+    ),
+    click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server."),
+    click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
+    _shown("--concurrency", click.IntRange(min=1), 1, "Questions in flight at once."),
+    click.option(
+        "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
+    ),
+    click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
+    click.option("--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."),
+    _shown("--samples", click.IntRange(min=1), DEFAULT_SAMPLES, "CoT-SC samples per question."),
+    _shown(
+        "--sc-temperature",
+        click.FloatRange(min=0),
+        DEFAULT_SC_TEMPERATURE,
+        "Sampling temperature of CoT-SC.",
+    ),
+    click.option("--no-grammar", is_flag=True, help="Do not constrain ReAct decoding."),
+    click.option(
+        "--prompts",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="The paper's react_prompts/ folder (default: found beside --questions).",
+    ),
+    _shown(
+        "--max-seconds",
+        click.FloatRange(min=1),
+        EVAL_RUN.max_seconds,
+        "Wall-clock limit of each agent run.",
+    ),
+    _shown(
+        "--max-reply-tokens",
+        click.IntRange(min=16),
+        EVAL_RUN.max_reply_tokens,
+        "Tokens per model reply.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
+]
+
+
+def _options(command: _Command) -> _Command:
+    for option in reversed(_OPTIONS):
         command = option(command)
     return command
 
 
-@eval_group.command()
-@_options
-def hotpotqa(**kwargs: Any) -> None:
-    """HotpotQA: exact match and F1 over a local Wikipedia corpus."""
-    _run_eval("hotpotqa", **kwargs)
+@dataclass(frozen=True, kw_only=True)
+class _Options:
+    """The options of ``tao eval hotpotqa|fever``, as click parsed them."""
+
+    questions: Path
+    corpus: Path
+    strategy: str
+    model_spec: str
+    base_url: str | None
+    limit: int | None
+    concurrency: int
+    executor: str
+    ray_address: str | None
+    max_steps: int | None
+    samples: int
+    sc_temperature: float
+    no_grammar: bool
+    prompts: Path | None
+    max_seconds: float
+    max_reply_tokens: int
+    as_json: bool
 
 
-@eval_group.command()
-@_options
-def fever(**kwargs: Any) -> None:
-    """FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accuracy."""
-    _run_eval("fever", **kwargs)
+def _benchmark_command(benchmark: Benchmark, help_text: str) -> None:
+    """``tao eval BENCHMARK``: the same options for every benchmark."""
+
+    @eval_group.command(name=benchmark, help=help_text)
+    @_options
+    def command(**options: Any) -> None:
+        _run_eval(benchmark, _Options(**options))
 
 
-def _run_eval(
-    benchmark: Benchmark,
-    *,
-    questions: Path,
-    corpus: Path,
-    strategy: str,
-    model_spec: str,
-    base_url: str | None,
-    limit: int | None,
-    concurrency: int,
-    executor: str,
-    ray_address: str | None,
-    max_steps: int | None,
-    samples: int,
-    sc_temperature: float,
-    no_grammar: bool,
-    prompts: Path | None,
-    max_seconds: float,
-    max_reply_tokens: int,
-    as_json: bool,
-) -> None:
+_benchmark_command("hotpotqa", "HotpotQA: exact match and F1 over a local Wikipedia corpus.")
+_benchmark_command("fever", "FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accuracy.")
+
+
+def _run_eval(benchmark: Benchmark, options: _Options) -> None:
     from rich.console import Console
 
-    from tao.eval.data import load_questions
-    from tao.eval.prompts import find_prompts_dir, load_prompts
-    from tao.eval.runner import Execution, run_all, run_strategy
-    from tao.eval.strategies import EvalSettings
     from tao.eval.summary import combine_summaries, summary_table
-    from tao.models import load_model
-    from tao.store import Store
-    from tao.tools.wiki import load_corpus
 
-    progress: BarProgress | None = None
+    progress = BarProgress(benchmark)
     try:
-        items = load_questions(benchmark, questions)[:limit]
-        prompts_dir = prompts or find_prompts_dir(questions, corpus)
-        load_prompts(prompts_dir, benchmark)  # fail now, not in a worker
-        load_corpus(corpus)
-        settings = EvalSettings(
-            benchmark=benchmark,
-            strategy=strategy if strategy != "all" else "react",
-            model=model_spec,
-            corpus=str(corpus.expanduser().resolve()),
-            prompts=str(prompts_dir.expanduser().resolve()),
-            questions=str(questions.expanduser().resolve()),
-            base_url=base_url,
-            max_steps=max_steps or DEFAULT_STEPS[benchmark],
-            samples=samples,
-            sc_temperature=sc_temperature,
-            grammar=not no_grammar,
-            max_seconds=max_seconds,
-            max_reply_tokens=max_reply_tokens,
-        )
-        model = load_model(model_spec, base_url=base_url) if executor == "local" else None
-        execution = Execution(executor, concurrency, ray_address)
-        store = Store.open()
-        progress = BarProgress(benchmark)
-        if strategy == "all":
-            runs = run_all(
-                settings, items, store=store, execution=execution, progress=progress, model=model
-            )
-        else:
-            runs = [
-                run_strategy(
-                    settings,
-                    items,
-                    store=store,
-                    execution=execution,
-                    progress=progress,
-                    model=model,
-                )
-            ]
-        progress.close()
+        questions, config = _prepare(benchmark, options)
+        runs = _execute(config, questions, options, progress)
     except KeyboardInterrupt:
-        if progress is not None:
-            progress.close()
+        progress.close()
         click.echo(
             "\ninterrupted: every finished question is saved; run the same command again to resume",
             err=True,
         )
         sys.stdout.flush()
-        if executor == "ray":
+        if options.executor == "ray":
             _stop_ray()
         os._exit(130)  # worker threads may be mid-question; their results are not needed
     except (TaoError, OSError, ValueError) as error:
-        if progress is not None:
-            progress.close()
+        progress.close()
         raise click.ClickException(str(error)) from None
+    progress.close()
     summaries = [run.summary() for run in runs]
-    Console(stderr=as_json).print(summary_table(summaries))
-    if as_json:
-        shape = summaries[0] if strategy != "all" else combine_summaries(summaries)
+    Console(stderr=options.as_json).print(summary_table(summaries))
+    if options.as_json:
+        shape = summaries[0] if options.strategy != "all" else combine_summaries(summaries)
         click.echo(json.dumps(shape, ensure_ascii=False))
     else:
         for run in runs:
-            click.echo(f"{run.settings.strategy}: {run.results_file}", err=True)
+            click.echo(f"{run.config.strategy}: {run.results_file}", err=True)
+
+
+def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], EvalConfig]:
+    """The questions and the eval's config; a bad file fails here, not in a worker."""
+    from tao.eval.data import load_questions
+    from tao.eval.prompts import find_prompts_dir, load_prompts
+    from tao.tools.wiki import load_corpus
+
+    questions = load_questions(benchmark, options.questions)[: options.limit]
+    prompts_dir = options.prompts or find_prompts_dir(options.questions, options.corpus)
+    load_prompts(prompts_dir, benchmark)
+    load_corpus(options.corpus)
+    run = EVAL_RUN.replace(  # the agents' settings
+        model=options.model_spec,
+        base_url=options.base_url,
+        corpus=str(options.corpus.expanduser().resolve()),
+        max_steps=options.max_steps or DEFAULT_STEPS[benchmark],
+        grammar=not options.no_grammar,
+        max_seconds=options.max_seconds,
+        max_reply_tokens=options.max_reply_tokens,
+    )
+    config = EvalConfig(
+        benchmark=benchmark,
+        strategy=options.strategy if options.strategy != "all" else "react",
+        prompts=str(prompts_dir.expanduser().resolve()),
+        questions=str(options.questions.expanduser().resolve()),
+        samples=options.samples,
+        sc_temperature=options.sc_temperature,
+        run=run,
+    )
+    return questions, config
+
+
+def _execute(
+    config: EvalConfig, questions: list[Question], options: _Options, progress: BarProgress
+) -> list[StrategyRun]:
+    """Run the chosen strategy (or all of them), recording every agent run."""
+    from tao.eval.runner import Execution, run_all, run_strategy
+    from tao.models import load_model
+    from tao.store import Store
+
+    local = options.executor == "local"
+    model = load_model(config.model, base_url=config.run.base_url) if local else None
+    execution = Execution(options.executor, options.concurrency, options.ray_address)
+    store = Store.open()
+    if options.strategy == "all":
+        return run_all(
+            config, questions, store=store, execution=execution, progress=progress, model=model
+        )
+    run = run_strategy(
+        config, questions, store=store, execution=execution, progress=progress, model=model
+    )
+    return [run]
 
 
 def _stop_ray() -> None:

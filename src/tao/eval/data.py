@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from tao.errors import TaoError
+from tao.errors import ConfigError
+from tao.eval.metrics import normalize_label
+from tao.jsontypes import JSON, JSONObject
 
 Benchmark = Literal["hotpotqa", "fever"]
 BENCHMARKS: tuple[Benchmark, ...] = ("hotpotqa", "fever")
 
 
-class EvalDataError(TaoError, ValueError):
+class EvalDataError(ConfigError):
     """A questions file that is missing or malformed; the message names file and line."""
 
 
@@ -54,7 +56,7 @@ def _read(path: Path) -> bytes:
         raise EvalDataError(f"cannot read questions file {path}: {error.strerror}") from None
 
 
-def _text_field(row: dict[str, Any], names: tuple[str, ...], where: str) -> str:
+def _text_field(row: JSONObject, names: tuple[str, ...], where: str) -> str:
     for name in names:
         value = row.get(name)
         if isinstance(value, str) and value.strip():
@@ -67,16 +69,8 @@ def _text_field(row: dict[str, Any], names: tuple[str, ...], where: str) -> str:
 def _load_hotpotqa(path: Path) -> list[Question]:
     """One JSON object a line: ``question``, ``answer`` and optionally ``_id``/``id``."""
     questions: list[Question] = []
-    for number, raw in enumerate(_read(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for row, number in _jsonl_rows(_text(path), path):
         where = f"{path}:{number}"
-        try:
-            row = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise EvalDataError(f"{where}: not UTF-8 text") from None
-        except json.JSONDecodeError as error:
-            raise EvalDataError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(row, dict):
             raise EvalDataError(f"{where}: each line must be a JSON object")
         question = _text_field(row, ("question",), where)
@@ -90,30 +84,15 @@ def _load_hotpotqa(path: Path) -> list[Question]:
 
 def _load_fever(path: Path) -> list[Question]:
     """A JSON array (or JSONL) of ``{"id", "claim", "label"}`` objects."""
-    raw = _read(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise EvalDataError(f"{path}: not UTF-8 text") from None
-    if text.lstrip().startswith("["):
-        located = [(row, f"{path}:{line}") for row, line in _array_items(text, path)]
-    else:  # JSONL, one claim a line
-        located = []
-        for number, line_text in enumerate(text.splitlines(), start=1):
-            if not line_text.strip():
-                continue
-            try:
-                located.append((json.loads(line_text), f"{path}:{number}"))
-            except json.JSONDecodeError as error:
-                raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    text = _text(path)
+    array = text.lstrip().startswith("[")
     questions: list[Question] = []
-    for row, where in located:
+    for row, number in _array_items(text, path) if array else _jsonl_rows(text, path):
+        where = f"{path}:{number}"
         if not isinstance(row, dict):
             raise EvalDataError(f"{where}: each claim must be a JSON object")
         claim = _text_field(row, ("claim",), where)
         label = _text_field(row, ("label",), where)
-        from tao.eval.metrics import normalize_label
-
         if normalize_label(label) is None:
             raise EvalDataError(
                 f"{where}: label {label!r} is not SUPPORTS, REFUTES or NOT ENOUGH INFO"
@@ -124,10 +103,32 @@ def _load_fever(path: Path) -> list[Question]:
     return questions
 
 
-def _array_items(text: str, path: Path) -> list[tuple[Any, int]]:
+def _text(path: Path) -> str:
+    """The file's text; bytes that are not UTF-8 are an error naming their line."""
+    data = _read(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise EvalDataError(f"{path}:{line}: not UTF-8 text") from None
+
+
+def _jsonl_rows(text: str, path: Path) -> list[tuple[JSON, int]]:
+    """Each non-blank line's JSON value with its line number (only ``\\n`` ends a line)."""
+    rows: list[tuple[JSON, int]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                rows.append((json.loads(line), number))
+            except json.JSONDecodeError as error:
+                raise EvalDataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    return rows
+
+
+def _array_items(text: str, path: Path) -> list[tuple[JSON, int]]:
     """The items of a top-level JSON array, each with the line it starts on."""
     decoder = json.JSONDecoder()
-    items: list[tuple[Any, int]] = []
+    items: list[tuple[JSON, int]] = []
     pos = text.index("[") + 1
 
     def skip(at: int) -> int:

@@ -6,8 +6,8 @@ the executor or on the concurrency. Locally, every run is recorded into the
 run log as it happens; Ray workers return their runs and the driver records
 them, so the traces always land in the driver's ``$TAO_HOME``.
 
-    for outcome in local_outcomes(settings, questions, store, concurrency=4): ...
-    for outcome in ray_outcomes(settings, questions, address=None, concurrency=4): ...
+    for outcome in local_outcomes(config, questions, store, concurrency=4): ...
+    for outcome in ray_outcomes(config, questions, address=None, concurrency=4): ...
 
 Ray is an optional extra (``pip install 'tao[eval-ray]'``); a cluster's nodes need
 tao installed and the corpus and prompt files at the same paths.
@@ -20,18 +20,18 @@ import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
-from tao.errors import TaoError
+from tao.errors import FatalError
+from tao.eval.config import EvalConfig
 from tao.eval.data import Question
 from tao.eval.prompts import PromptSet, load_prompts
-from tao.eval.strategies import EvalSettings, Outcome, answer_question
+from tao.eval.strategies import Outcome, answer_question
 from tao.models import Model, load_model
 
 if TYPE_CHECKING:
     from tao.store import Store
 
-EXECUTORS = ("local", "ray")
 #: Environment a remote cluster's workers need to reach the same model as the driver.
 FORWARDED_ENV = (
     "OPENAI_API_KEY",
@@ -42,12 +42,12 @@ FORWARDED_ENV = (
 )
 
 
-class ExecutorError(TaoError):
+class ExecutorError(FatalError):
     """The executor could not start (e.g. Ray is not installed or the cluster is unreachable)."""
 
 
 def local_outcomes(
-    settings: EvalSettings,
+    config: EvalConfig,
     questions: Sequence[Question],
     store: Store | None,
     *,
@@ -59,8 +59,8 @@ def local_outcomes(
     At most ``concurrency`` questions are in flight; closing the iterator (Ctrl-C)
     cancels the questions not yet started.
     """
-    model = model or load_model(settings.model, base_url=settings.base_url)
-    prompts = load_prompts(Path(settings.prompts), settings.benchmark)
+    model = model or load_model(config.model, base_url=config.run.base_url)
+    prompts = load_prompts(Path(config.prompts), config.benchmark)
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="tao-eval")
     waiting = list(reversed(questions))
     running: set[Future[Outcome]] = set()
@@ -68,7 +68,7 @@ def local_outcomes(
         while waiting or running:
             while waiting and len(running) < max(1, concurrency):
                 question = waiting.pop()
-                running.add(pool.submit(answer_question, settings, model, prompts, question, store))
+                running.add(pool.submit(answer_question, config, model, prompts, question, store))
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: f.result().record.index):
                 yield future.result()
@@ -81,21 +81,21 @@ _worker_prompts: dict[tuple[str, str], PromptSet] = {}
 _worker_lock = threading.Lock()
 
 
-def _answer_remote(settings: EvalSettings, question: Question) -> Outcome:
+def _answer_remote(config: EvalConfig, question: Question) -> Outcome:
     """Runs inside a Ray worker: one model and prompt set per worker process, no run log."""
     with _worker_lock:
-        key = (settings.model, settings.base_url)
+        key = (config.model, config.run.base_url)
         if key not in _worker_models:
-            _worker_models[key] = load_model(settings.model, base_url=settings.base_url)
-        prompt_key = (settings.prompts, settings.benchmark)
+            _worker_models[key] = load_model(config.model, base_url=config.run.base_url)
+        prompt_key = (config.prompts, config.benchmark)
         if prompt_key not in _worker_prompts:
-            _worker_prompts[prompt_key] = load_prompts(Path(settings.prompts), settings.benchmark)
+            _worker_prompts[prompt_key] = load_prompts(Path(config.prompts), config.benchmark)
         model, prompts = _worker_models[key], _worker_prompts[prompt_key]
-    return answer_question(settings, model, prompts, question, None)
+    return answer_question(config, model, prompts, question, None)
 
 
 def ray_outcomes(
-    settings: EvalSettings,
+    config: EvalConfig,
     questions: Sequence[Question],
     *,
     address: str | None = None,
@@ -113,19 +113,7 @@ def ray_outcomes(
         raise ExecutorError(
             "the ray executor needs Ray: pip install 'tao[eval-ray]' (or pip install ray)"
         ) from None
-    init_args: dict[str, Any] = {
-        "include_dashboard": False,
-        "log_to_driver": False,
-        "ignore_reinit_error": True,
-    }
-    if address:  # a remote cluster: its workers get the driver's model credentials
-        init_args["address"] = address
-        forwarded = {name: os.environ[name] for name in FORWARDED_ENV if os.environ.get(name)}
-        if forwarded:
-            init_args["runtime_env"] = {"env_vars": forwarded}
-    else:  # a local instance for this eval, on the loopback interface only
-        init_args["num_cpus"] = max(1, concurrency)
-        init_args["_node_ip_address"] = "127.0.0.1"
+    init_args = _ray_init_args(address, concurrency)
     started = not ray.is_initialized()
     try:
         ray.init(**init_args)
@@ -134,11 +122,11 @@ def ray_outcomes(
         raise ExecutorError(f"cannot start Ray ({where}): {error}") from error
     task = ray.remote(num_cpus=1, max_retries=2)(_answer_remote)
     waiting = list(reversed(questions))
-    running: list[Any] = []
+    running: list[object] = []
     try:
         while waiting or running:
             while waiting and len(running) < max(1, concurrency):
-                running.append(task.remote(settings, waiting.pop()))
+                running.append(task.remote(config, waiting.pop()))
             done, running = ray.wait(running, num_returns=1)
             for ref in done:
                 outcome: Outcome = ray.get(ref)
@@ -148,3 +136,33 @@ def ray_outcomes(
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+
+
+class _RayInit(TypedDict, total=False):
+    """The ``ray.init`` keywords an eval sets."""
+
+    include_dashboard: bool
+    log_to_driver: bool
+    ignore_reinit_error: bool
+    address: str
+    runtime_env: dict[str, dict[str, str]]
+    num_cpus: int
+    _node_ip_address: str
+
+
+def _ray_init_args(address: str | None, concurrency: int) -> _RayInit:
+    """``ray.init`` keywords: a remote cluster gets the driver's model credentials."""
+    init_args: _RayInit = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "ignore_reinit_error": True,
+    }
+    if address:
+        init_args["address"] = address
+        forwarded = {name: os.environ[name] for name in FORWARDED_ENV if os.environ.get(name)}
+        if forwarded:
+            init_args["runtime_env"] = {"env_vars": forwarded}
+    else:  # a local instance for this eval, on the loopback interface only
+        init_args["num_cpus"] = max(1, concurrency)
+        init_args["_node_ip_address"] = "127.0.0.1"
+    return init_args

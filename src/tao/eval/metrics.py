@@ -23,7 +23,6 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
 
 SUPPORTS, REFUTES, NOT_ENOUGH_INFO = "SUPPORTS", "REFUTES", "NOT ENOUGH INFO"
-FEVER_LABELS = (SUPPORTS, REFUTES, NOT_ENOUGH_INFO)
 
 
 def normalize_answer(text: str) -> str:

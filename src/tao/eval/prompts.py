@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tao.errors import TaoError
+from tao.errors import ConfigError
+from tao.jsontypes import JSON
 
 #: How a strategy prompts: direct answer, reasoning, actions only, or both.
 PromptKind = Literal["standard", "cot", "act", "react"]
@@ -53,7 +54,7 @@ _ANSWER_FORMAT = {
 }
 
 
-class PromptsError(TaoError, ValueError):
+class PromptsError(ConfigError):
     """The paper's prompt folder is missing, or a file in it is malformed."""
 
 
@@ -104,7 +105,7 @@ def load_prompts(folder: Path, benchmark: str) -> PromptSet:
     """Read ``benchmark``'s prompts from ``folder``; errors name the file and the key."""
     path = folder / _FILES[benchmark]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: JSON = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PromptsError(f"prompt file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as error:

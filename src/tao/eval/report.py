@@ -13,19 +13,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from tao.errors import TaoError
+from tao.errors import ConfigError
+from tao.eval.config import ALL_ORDER
 from tao.eval.record import QuestionRecord
 from tao.eval.results import ResultsFile
-from tao.eval.runner import ALL_ORDER
-from tao.eval.summary import PAPER, PAPER_MODEL, score_name, summarize
+from tao.eval.summary import PAPER, PAPER_MODEL, StrategySummary, score, score_name, summarize
 
 #: (benchmark, model) → strategy → summary
-Groups = dict[tuple[str, str], dict[str, dict[str, Any]]]
+Groups = dict[tuple[str, str], dict[str, StrategySummary]]
 
 
-class ReportError(TaoError, ValueError):
+class ReportError(ConfigError):
     """No results to report, or matplotlib is missing."""
 
 
@@ -53,7 +52,7 @@ def load_results(paths: Sequence[Path]) -> Groups:
                 best[key] = records
     if not best:
         raise ReportError("no results found: run `tao eval ...` first, or name its results file")
-    groups: Groups = defaultdict(dict)
+    groups: defaultdict[tuple[str, str], dict[str, StrategySummary]] = defaultdict(dict)
     for (benchmark, model, strategy), records in best.items():
         groups[(benchmark, model)][strategy] = summarize(records, benchmark, strategy, model)
     return {
@@ -79,7 +78,7 @@ def write_chart(groups: Groups, output: Path) -> Path:
     for ax, ((benchmark, model), summaries) in zip(axes[:, 0], panels, strict=True):
         metric = score_name(benchmark)
         names = list(summaries)
-        ours = [100 * summaries[n][metric] for n in names]
+        ours = [100 * score(summaries[n], benchmark) for n in names]
         paper = [PAPER.get(benchmark, {}).get(n, 0.0) for n in names]
         xs = range(len(names))
         width = 0.38

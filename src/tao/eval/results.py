@@ -20,25 +20,24 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
-import platformdirs
-
-from tao.errors import TaoError
+from tao.errors import ConfigError
 from tao.eval.record import QuestionRecord
+from tao.jsontypes import JSON, JSONObject
+from tao.paths import tao_home
 
 
-class ResultsError(TaoError, ValueError):
+class ResultsError(ConfigError):
     """A results file that cannot be read: the message names the file and line."""
 
 
 def evals_dir() -> Path:
     """``$TAO_HOME/evals`` (``TAO_HOME`` defaults to the platform's user data folder)."""
-    home = os.environ.get("TAO_HOME") or platformdirs.user_data_dir("tao")
-    return Path(home).expanduser() / "evals"
+    return tao_home() / "evals"
 
 
-def settings_digest(key: dict[str, Any]) -> str:
+def settings_digest(key: JSONObject) -> str:
+    """The file name's ``HASH``: equal settings, equal digest (and so the same file)."""
     text = json.dumps(key, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -50,7 +49,7 @@ class ResultsFile:
         self.path = path
 
     @classmethod
-    def for_settings(cls, key: dict[str, Any], folder: Path | None = None) -> ResultsFile:
+    def for_settings(cls, key: JSONObject, folder: Path | None = None) -> ResultsFile:
         """The results file of these settings, its folder and settings file created if needed."""
         folder = folder or evals_dir()
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{key['benchmark']}-{key['strategy']}")
@@ -98,7 +97,7 @@ class ResultsFile:
 
     def _parse(self, raw: bytes, number: int, *, tolerate: bool) -> QuestionRecord | None:
         try:
-            row = json.loads(raw.decode("utf-8"))
+            row: JSON = json.loads(raw.decode("utf-8"))
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
             return QuestionRecord.from_dict(row)

@@ -1,7 +1,8 @@
 """One eval from start to summary: resume, run the rest, append each result, order by index.
 
-    settings = EvalSettings("hotpotqa", "react", "local", corpus, prompts, questions)
-    run = run_strategy(settings, questions[:10], store=Store.open())
+    run = EVAL_RUN.replace(model="local", corpus=corpus)
+    config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
+    run = run_strategy(config, questions[:10], store=Store.open())
     run.summary()["em"]
 
 ``run_all`` runs every strategy. Its two combinations are *derived* from the
@@ -14,24 +15,23 @@ records are written to the combinations' own results files, so a later
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 
+from tao.errors import ConfigError
+from tao.eval.config import ALL_ORDER, STRATEGIES, EvalConfig
 from tao.eval.data import Question
 from tao.eval.executors import local_outcomes, ray_outcomes
 from tao.eval.record import QuestionRecord
 from tao.eval.results import ResultsFile
-from tao.eval.strategies import STRATEGIES, EvalSettings, Outcome
-from tao.eval.summary import summarize
+from tao.eval.strategies import Outcome
+from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
 
 if TYPE_CHECKING:
     from tao.store import Store
-
-#: ``--strategy all``: the single strategies first, then the two derived combinations.
-ALL_ORDER = ("standard", "cot", "act", "react", "cot-sc", "react-cot-sc", "cot-sc-react")
 
 
 class Progress(Protocol):
@@ -59,17 +59,18 @@ class _NoProgress:
 class StrategyRun:
     """One strategy's results on the selected questions, ordered by question index."""
 
-    settings: EvalSettings
+    config: EvalConfig
     records: list[QuestionRecord]
     results_file: Path
     resumed: int
 
-    def summary(self) -> dict[str, Any]:
-        s = self.settings
-        data = summarize(self.records, s.benchmark, s.strategy, s.model)
-        data["resumed"] = self.resumed
-        data["results_file"] = str(self.results_file)
-        return data
+    def summary(self) -> StrategyRunSummary:
+        c = self.config
+        return {
+            **summarize(self.records, c.benchmark, c.strategy, c.model),
+            "resumed": self.resumed,
+            "results_file": str(self.results_file),
+        }
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,17 @@ class Execution:
     results_dir: Path | None = None
 
 
+class RunOptions(TypedDict):
+    """Where runs are recorded and how questions run: :func:`run_strategy`'s keywords."""
+
+    store: Store | None
+    execution: NotRequired[Execution]
+    progress: NotRequired[Progress | None]
+    model: NotRequired[Model | None]
+
+
 def run_strategy(
-    settings: EvalSettings,
+    config: EvalConfig,
     questions: Sequence[Question],
     *,
     store: Store | None,
@@ -92,15 +102,15 @@ def run_strategy(
     model: Model | None = None,
 ) -> StrategyRun:
     """Run one strategy over ``questions``, skipping those its results file already holds."""
-    if settings.strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {settings.strategy!r}; choose one of: {STRATEGIES}")
+    if config.strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {config.strategy!r}; choose one of: {STRATEGIES}")
     progress = progress or _NoProgress()
-    results = ResultsFile.for_settings(settings.key(), execution.results_dir)
+    results = ResultsFile.for_settings(config.key(), execution.results_dir)
     done = _matching(results.load(), questions)
     todo = [q for q in questions if q.index not in done]
-    progress.start(settings.strategy, len(questions), len(questions) - len(todo))
+    progress.start(config.strategy, len(questions), len(questions) - len(todo))
     try:
-        for outcome in _outcomes(settings, todo, store, execution, model):
+        for outcome in _outcomes(config, todo, store, execution, model):
             _record_remote_runs(outcome, store)
             results.append(outcome.record)
             done[outcome.record.index] = outcome.record
@@ -108,7 +118,7 @@ def run_strategy(
     finally:
         progress.stop()
     records = [done[q.index] for q in questions]
-    return StrategyRun(settings, records, results.path, len(questions) - len(todo))
+    return StrategyRun(config, records, results.path, len(questions) - len(todo))
 
 
 def _matching(
@@ -126,21 +136,21 @@ def _matching(
 
 
 def _outcomes(
-    settings: EvalSettings,
+    config: EvalConfig,
     todo: Sequence[Question],
     store: Store | None,
     execution: Execution,
     model: Model | None,
-) -> Any:
+) -> Iterator[Outcome]:
     if not todo:
         return iter(())
     if execution.executor == "ray":
         return ray_outcomes(
-            settings, todo, address=execution.ray_address, concurrency=execution.concurrency
+            config, todo, address=execution.ray_address, concurrency=execution.concurrency
         )
     if execution.executor != "local":
-        raise ValueError(f"unknown executor {execution.executor!r}; choose local or ray")
-    return local_outcomes(settings, todo, store, concurrency=execution.concurrency, model=model)
+        raise ConfigError(f"unknown executor {execution.executor!r}; choose local or ray")
+    return local_outcomes(config, todo, store, concurrency=execution.concurrency, model=model)
 
 
 def _record_remote_runs(outcome: Outcome, store: Store | None) -> None:
@@ -152,36 +162,31 @@ def _record_remote_runs(outcome: Outcome, store: Store | None) -> None:
 
 
 def run_all(
-    base: EvalSettings,
-    questions: Sequence[Question],
-    *,
-    store: Store | None,
-    execution: Execution = Execution(),
-    progress: Progress | None = None,
-    model: Model | None = None,
+    base: EvalConfig, questions: Sequence[Question], **options: Unpack[RunOptions]
 ) -> list[StrategyRun]:
-    """Every strategy of ``ALL_ORDER``; the combinations are derived from ReAct and CoT-SC."""
+    """Every strategy of ``ALL_ORDER``; the combinations are derived from ReAct and CoT-SC.
+
+    ``options`` are :func:`run_strategy`'s keywords (``store`` is required).
+    """
     runs: dict[str, StrategyRun] = {}
     for strategy in ALL_ORDER:
-        settings = replace(base, strategy=strategy)
+        config = replace(base, strategy=strategy)
         if strategy in ("react-cot-sc", "cot-sc-react"):
             runs[strategy] = derive_combination(
-                settings, runs["react"], runs["cot-sc"], questions, execution, progress
+                config,
+                runs["react"],
+                runs["cot-sc"],
+                questions,
+                options.get("execution", Execution()),
+                options.get("progress"),
             )
         else:
-            runs[strategy] = run_strategy(
-                settings,
-                questions,
-                store=store,
-                execution=execution,
-                progress=progress,
-                model=model,
-            )
+            runs[strategy] = run_strategy(config, questions, **options)
     return [runs[name] for name in ALL_ORDER]
 
 
 def derive_combination(
-    settings: EvalSettings,
+    config: EvalConfig,
     react: StrategyRun,
     cot_sc: StrategyRun,
     questions: Sequence[Question],
@@ -190,25 +195,25 @@ def derive_combination(
 ) -> StrategyRun:
     """ReAct→CoT-SC or CoT-SC→ReAct from the two runs' records (same questions, same order)."""
     progress = progress or _NoProgress()
-    results = ResultsFile.for_settings(settings.key(), execution.results_dir)
+    results = ResultsFile.for_settings(config.key(), execution.results_dir)
     done = _matching(results.load(), questions)
     resumed = len(done)
     combine: Callable[[QuestionRecord, QuestionRecord], QuestionRecord] = (
-        _react_then_cot_sc if settings.strategy == "react-cot-sc" else _cot_sc_then_react
+        _react_then_cot_sc if config.strategy == "react-cot-sc" else _cot_sc_then_react
     )
-    progress.start(settings.strategy, len(questions), resumed)
+    progress.start(config.strategy, len(questions), resumed)
     try:
         for react_record, sc_record in zip(react.records, cot_sc.records, strict=True):
             if react_record.index in done:
                 continue
             record = combine(react_record, sc_record)
-            record.strategy = settings.strategy
+            record.strategy = config.strategy
             results.append(record)
             done[record.index] = record
             progress.advance(record)
     finally:
         progress.stop()
-    return StrategyRun(settings, [done[q.index] for q in questions], results.path, resumed)
+    return StrategyRun(config, [done[q.index] for q in questions], results.path, resumed)
 
 
 def _merged(

@@ -15,12 +15,60 @@ object with every strategy under ``strategies`` and, at the top, ``n``, the tota
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from tao.eval.record import QuestionRecord
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+
+class Scores(TypedDict, total=False):
+    """HotpotQA has ``em`` and ``f1``, FEVER ``accuracy`` (fractions, 0 to 1)."""
+
+    em: float
+    f1: float
+    accuracy: float
+
+
+class StrategySummary(Scores):
+    """One strategy's totals: the ``--json`` shape of the module docstring."""
+
+    benchmark: str
+    strategy: str
+    model: str
+    n: int
+    paper: float | None
+    answered: int
+    no_answer: int
+    errors: int
+    parse_failures: int
+    fallbacks: int
+    avg_steps: float
+    avg_model_calls: float
+    avg_tokens: float
+    seconds_per_question: float
+
+
+class StrategyRunSummary(StrategySummary):
+    """A summary of one eval run (:class:`tao.eval.runner.StrategyRun`): where it resumed from."""
+
+    resumed: int
+    """Questions taken from the results file instead of asked again."""
+    results_file: str
+
+
+class AllSummary(Scores):
+    """``--strategy all``: every strategy, with the best one's scores on top."""
+
+    benchmark: str
+    strategy: str
+    model: str
+    n: int
+    parse_failures: int
+    best: str
+    strategies: dict[str, StrategySummary]
+
 
 PAPER_MODEL = "PaLM-540B"
 #: The ReAct paper's Table 1 (PaLM-540B): HotpotQA exact match, FEVER accuracy, in percent.
@@ -55,51 +103,62 @@ def score_name(benchmark: str) -> str:
     return "accuracy" if benchmark == "fever" else "em"
 
 
+def score(summary: Scores, benchmark: str) -> float:
+    """The headline score of ``summary`` (see :func:`score_name`)."""
+    return summary.get("accuracy", 0.0) if benchmark == "fever" else summary.get("em", 0.0)
+
+
+def _scores(records: Sequence[QuestionRecord], benchmark: str) -> Scores:
+    if benchmark == "fever":
+        return {"accuracy": round(_mean([r.em for r in records]), 4)}
+    return {
+        "em": round(_mean([r.em for r in records]), 4),
+        "f1": round(_mean([r.f1 for r in records]), 4),
+    }
+
+
 def summarize(
     records: Sequence[QuestionRecord], benchmark: str, strategy: str, model: str
-) -> dict[str, Any]:
+) -> StrategySummary:
     """Totals over ``records`` (one strategy); see the module docstring for the shape."""
-    n = len(records)
-    summary: dict[str, Any] = {"benchmark": benchmark, "strategy": strategy, "model": model, "n": n}
-    if benchmark == "fever":
-        summary["accuracy"] = round(_mean([r.em for r in records]), 4)
-    else:
-        summary["em"] = round(_mean([r.em for r in records]), 4)
-        summary["f1"] = round(_mean([r.f1 for r in records]), 4)
     paper = PAPER.get(benchmark, {}).get(strategy)
-    summary["paper"] = None if paper is None else round(paper / 100, 4)
-    summary.update(
-        answered=sum(1 for r in records if r.answer is not None),
-        no_answer=sum(1 for r in records if r.status == "no_answer"),
-        errors=sum(1 for r in records if r.status == "error"),
-        parse_failures=sum(r.parse_failures for r in records),
-        fallbacks=sum(1 for r in records if r.fallback),
-        avg_steps=round(_mean([r.steps for r in records]), 2),
-        avg_model_calls=round(_mean([r.model_calls for r in records]), 2),
-        avg_tokens=round(_mean([r.tokens for r in records]), 1),
-        seconds_per_question=round(_mean([r.seconds for r in records]), 2),
-    )
-    return summary
+    return {
+        "benchmark": benchmark,
+        "strategy": strategy,
+        "model": model,
+        "n": len(records),
+        **_scores(records, benchmark),
+        "paper": None if paper is None else round(paper / 100, 4),
+        "answered": sum(1 for r in records if r.answer is not None),
+        "no_answer": sum(1 for r in records if r.status == "no_answer"),
+        "errors": sum(1 for r in records if r.status == "error"),
+        "parse_failures": sum(r.parse_failures for r in records),
+        "fallbacks": sum(1 for r in records if r.fallback),
+        "avg_steps": round(_mean([r.steps for r in records]), 2),
+        "avg_model_calls": round(_mean([r.model_calls for r in records]), 2),
+        "avg_tokens": round(_mean([r.tokens for r in records]), 1),
+        "seconds_per_question": round(_mean([r.seconds for r in records]), 2),
+    }
 
 
-def combine_summaries(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def combine_summaries(summaries: Sequence[StrategySummary]) -> AllSummary:
     """The ``--strategy all`` object: every strategy, plus the best one's scores on top."""
     first = summaries[0]
-    metric = score_name(first["benchmark"])
-    best = max(summaries, key=lambda s: s[metric])
-    combined: dict[str, Any] = {
+    best = max(summaries, key=lambda s: score(s, first["benchmark"]))
+    scores: Scores = {}
+    for key in ("em", "f1", "accuracy"):
+        if key in best:
+            scores[key] = best[key]
+    return {
         "benchmark": first["benchmark"],
         "strategy": "all",
         "model": first["model"],
         "n": max(s["n"] for s in summaries),
         "parse_failures": sum(s["parse_failures"] for s in summaries),
         "best": best["strategy"],
+        **scores,
+        "strategies": {s["strategy"]: s for s in summaries},
     }
-    for key in ("em", "f1", "accuracy"):
-        if key in best:
-            combined[key] = best[key]
-    combined["strategies"] = {s["strategy"]: s for s in summaries}
-    return combined
 
 
 def _span(values: Sequence[int]) -> str:
@@ -115,7 +174,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def summary_table(summaries: Sequence[dict[str, Any]]) -> Table:
+def summary_table(summaries: Sequence[StrategySummary]) -> Table:
     """A rich table: each strategy's scores next to the paper's, with cost per question."""
     from rich import box
     from rich.table import Table
@@ -143,7 +202,7 @@ def summary_table(summaries: Sequence[dict[str, Any]]) -> Table:
     for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q"):
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
-        scores = [_pct(s["accuracy"])] if fever else [_pct(s["em"]), _pct(s["f1"])]
+        scores = [_pct(s.get("accuracy"))] if fever else [_pct(s.get("em")), _pct(s.get("f1"))]
         table.add_row(
             s["strategy"],
             *scores,
