@@ -195,9 +195,15 @@ class Pair:
 
 
 def _skipped_lines(tree: ast.Module) -> set[int]:
-    """Lines that never count as code: imports, and string-only statements (docstrings)."""
+    """Lines that never count as code: imports, string-only statements (docstrings), and
+    field declarations in a class body (``name: type = default``): a run of small
+    dataclasses declares data, it does not repeat logic."""
     skipped: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for field in node.body:
+                if isinstance(field, ast.AnnAssign):
+                    skipped.update(range(field.lineno, (field.end_lineno or field.lineno) + 1))
         if not isinstance(node, ast.stmt):
             continue
         is_docstring = (

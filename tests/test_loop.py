@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tao.act import Outcome
-from tao.budget import Budget
 from tao.exchange import (
     ApprovalAnswer,
     AskApproval,
@@ -25,6 +24,7 @@ from tao.exchange import (
 from tao.loop import Loop, react
 from tao.models.base import ModelReply
 from tao.protocol.labels import get_labels
+from tao.state import RunConfig
 from tao.tools.base import Tool, make_tool, tool
 from tao.trace import Status, StepKind
 
@@ -48,9 +48,9 @@ def finish(answer: str) -> str:
 def setup(*tools: Tool, max_seconds: float = 60.0) -> LoopSetup:
     named = {t.name: t for t in (*tools, make_tool(finish))}
     return LoopSetup(
+        config=RunConfig(max_steps=4, max_seconds=max_seconds),
         labels=get_labels("en"),
         tools=named,
-        budget=Budget(max_steps=4, max_seconds=max_seconds),
         system_prompt="system",
         protocol="text",
     )

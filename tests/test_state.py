@@ -28,9 +28,9 @@ def test_run_config_refuses_bad_values_with_a_clear_error() -> None:
 
 
 def test_pending_call_id_and_digest_follow_from_the_call_S7() -> None:
-    one = PendingCall.make(step=2, position=0, tool="write_file", arguments={"path": "a", "n": 1})
-    same = PendingCall.make(step=2, position=0, tool="write_file", arguments={"n": 1, "path": "a"})
-    other = PendingCall.make(step=2, position=0, tool="write_file", arguments={"path": "b", "n": 1})
+    one = PendingCall(step=2, position=0, tool="write_file", arguments={"path": "a", "n": 1})
+    same = PendingCall(step=2, position=0, tool="write_file", arguments={"n": 1, "path": "a"})
+    other = PendingCall(step=2, position=0, tool="write_file", arguments={"path": "b", "n": 1})
     assert one.digest == same.digest == call_digest("write_file", {"path": "a", "n": 1})
     assert one.id == same.id and one.id.startswith("s2c0-")
     assert other.digest != one.digest and other.id != one.id
@@ -38,7 +38,7 @@ def test_pending_call_id_and_digest_follow_from_the_call_S7() -> None:
 
 
 def test_checkpoint_round_trips_with_its_reply_and_decisions() -> None:
-    call = PendingCall.make(step=1, position=0, tool="delete_file", arguments={"path": "x"})
+    call = PendingCall(step=1, position=0, tool="delete_file", arguments={"path": "x"})
     reply = ModelReply(
         text="Action: delete_file[x]",
         input_tokens=3,

@@ -30,12 +30,14 @@ from tao.exchange import (
     ApprovalAnswer,
     AskApproval,
     AskModel,
+    Ending,
     ModelAnswer,
     ModelFailure,
     RunTools,
     SaveCheckpoint,
     StepDone,
 )
+from tao.loop import Loop
 from tao.models import Model
 from tao.models.base import ModelReply
 from tao.policy import Policy
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 
 ToolSpec = str | Tool | Callable[..., object]
 Emit = Callable[[Event], None]
+#: What the loop asks for that may take time: a model, a person, tools.
+Blocking = AskModel | AskApproval | RunTools
 #: Parallel tool calls of one reply run at most this many at a time.
 MAX_PARALLEL_CALLS = 8
 
@@ -234,10 +238,21 @@ class _Driver:
         else:
             self.agent._memory[result.run_id] = request.checkpoint
 
-    def close(self, result: RunResult, ending: object) -> RunResult:
-        from tao.exchange import Ending
+    def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
+        """Send ``answer``; record and checkpoint on the way (those never wait); return the
+        next request that may block (model, person, tools), or how the run ended."""
+        while True:
+            try:
+                request = loop.send(answer)
+            except StopIteration as stop:
+                ending: Ending = stop.value
+                return ending
+            if not isinstance(request, SaveCheckpoint | StepDone):
+                return request
+            self.note(request, result)
+            answer = None
 
-        assert isinstance(ending, Ending)
+    def close(self, result: RunResult, ending: Ending) -> RunResult:
         result.status, result.answer = ending.status, ending.answer
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None
@@ -285,23 +300,17 @@ class _Driver:
 
 class _SyncDriver(_Driver):
     def drive(self, start: Start) -> RunResult:
-        result = self.open(start)
-        loop = start.loop(self.agent.setup)
-        answer: Answer = None
-        while True:
-            try:
-                request = loop.send(answer)
-            except StopIteration as stop:
-                return self.close(result, stop.value)
+        result, loop = self.open(start), start.loop(self.agent.setup)
+        request = self.advance(loop, None, result)
+        while not isinstance(request, Ending):
             if isinstance(request, AskModel):
-                answer = self.ask(request)
+                answer: Answer = self.ask(request)
             elif isinstance(request, AskApproval):
                 answer = self.approve(request)
-            elif isinstance(request, RunTools):
-                answer = self.act(request)
             else:
-                self.note(request, result)
-                answer = None
+                answer = self.act(request)
+            request = self.advance(loop, answer, result)
+        return self.close(result, request)
 
     def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started = time.perf_counter()
@@ -322,23 +331,17 @@ class _SyncDriver(_Driver):
 
 class _AsyncDriver(_Driver):
     async def drive(self, start: Start) -> RunResult:
-        result = self.open(start)
-        loop = start.loop(self.agent.setup)
-        answer: Answer = None
-        while True:
-            try:
-                request = loop.send(answer)
-            except StopIteration as stop:
-                return self.close(result, stop.value)
+        result, loop = self.open(start), start.loop(self.agent.setup)
+        request = self.advance(loop, None, result)
+        while not isinstance(request, Ending):
             if isinstance(request, AskModel):
-                answer = await self.ask(request)
+                answer: Answer = await self.ask(request)
             elif isinstance(request, AskApproval):
                 answer = await asyncio.to_thread(self.approve, request)
-            elif isinstance(request, RunTools):
-                answer = await self.act(request)
             else:
-                self.note(request, result)
-                answer = None
+                answer = await self.act(request)
+            request = self.advance(loop, answer, result)
+        return self.close(result, request)
 
     async def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started, model = time.perf_counter(), self.agent.model

@@ -8,8 +8,10 @@ for HotpotQA and 5 for FEVER.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tao.trace import Usage
+if TYPE_CHECKING:
+    from tao.trace import Usage
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,25 +17,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, TypeVar, dataclass_transform
 
 from tao.act import Outcome, Ready
-from tao.budget import Budget
 from tao.models.base import ModelReply, ModelRequest
 from tao.protocol.labels import Labels
-from tao.state import Checkpoint, Decision, PendingCall, Protocol
+from tao.state import Checkpoint, Decision, PendingCall, RunConfig
 from tao.tools.base import Tool
 from tao.trace import Status, Step
+
+T = TypeVar("T")
+
+
+@dataclass_transform(frozen_default=True)
+def message(cls: type[T]) -> type[T]:
+    """A message between the loop and its driver: a frozen, slotted dataclass (as h11's events)."""
+    return dataclass(frozen=True, slots=True)(cls)
+
 
 # -- what the loop asks for ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class AskModel:
     step: int
     request: ModelRequest
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class AskApproval:
     """Calls with side effects that no decision covers yet; answer with an ApprovalAnswer."""
 
@@ -45,7 +54,7 @@ class AskApproval:
     """The same calls as a person sees them: id, digest, tool, arguments."""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class RunTools:
     """Validated, allowed calls; answer with one Outcome each, in order."""
 
@@ -53,12 +62,12 @@ class RunTools:
     calls: tuple[Ready, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SaveCheckpoint:
     checkpoint: Checkpoint
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class StepDone:
     step: Step
 
@@ -68,19 +77,19 @@ Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepDone
 # -- what the driver answers -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ModelAnswer:
     reply: ModelReply
     duration_s: float
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ModelFailure:
     message: str
     duration_s: float
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ApprovalAnswer:
     """Per call: ``True`` (run it), ``False`` or a reason (denied), ``None`` (nobody can say
     now: the run pauses); and what a person would be shown to decide (a diff)."""
@@ -92,7 +101,7 @@ class ApprovalAnswer:
 Answer = ModelAnswer | ModelFailure | ApprovalAnswer | Sequence[Outcome] | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Ending:
     """How the run ended; the driver copies it onto the RunResult."""
 
@@ -108,19 +117,18 @@ class Ending:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopSetup:
-    """What the loop needs from an agent, and nothing else."""
+    """What the loop needs from an agent: the run's settings, and what was decided from them."""
 
+    config: RunConfig
+    """The run's settings (budget, numbered labels, fences, reply limits…), never copied."""
     labels: Labels
+    """The label language ``config.lang`` names."""
     tools: dict[str, Tool]
-    budget: Budget
+    """Every tool the model may call, by name, ``finish`` included."""
     system_prompt: str
-    protocol: Protocol
+    protocol: Literal["text", "native"]
+    """``config.protocol`` resolved for this backend (``auto`` is never left)."""
     grammar: str | None = None
-    numbered: bool = False
-    task_label: str | None = None
-    fence: bool = True
-    """Fence tool output read from the world as untrusted data (SPEC S4)."""
+    """A GBNF grammar for backends that constrain decoding."""
     send_stop: bool = True
     """Whether the backend takes stop sequences; the loop cuts client-side anyway (L3)."""
-    max_reply_tokens: int = 512
-    temperature: float = 0.0

@@ -110,7 +110,7 @@ def react(
             turn = _Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
             decisions, executing = dict(resume.decisions), resume.executing
         else:
-            spent = setup.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
+            spent = setup.config.budget().exhausted(run.usage.model_calls, run.elapsed(), run.usage)
             if spent is not None:
                 return Ending(Status.MAX_STEPS, stop_reason=spent)
             request = _model_request(setup, run.messages, run.steps + 1)
@@ -185,20 +185,22 @@ def _respond(
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     _extend(run, turn.index, reply, _kept_text(parsed, reply), native_calls, ordered)
     return [
-        _step(
-            turn,
-            outcome.kind,
-            parsed.thought,
-            position=position,
-            tool=outcome.tool,
-            argument=call.argument,
-            arguments=outcome.arguments,
-            observation=outcome.observation,
-            duration_s=outcome.duration_s,
-            tool_duration_s=outcome.duration_s,
-        )
+        _action_step(turn, parsed.thought, position, call, outcome)
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
+
+
+def _action_step(
+    turn: _Turn, thought: str | None, position: int, call: Call, outcome: Outcome
+) -> Step:
+    step = _step(turn, outcome.kind, thought, position=position, duration_s=outcome.duration_s)
+    return step.replace(
+        tool=outcome.tool,
+        argument=call.argument,
+        arguments=outcome.arguments,
+        observation=outcome.observation,
+        tool_duration_s=outcome.duration_s,
+    )
 
 
 def _approve(
@@ -222,7 +224,7 @@ def _approve(
 
 
 def _pending(step: int, position: int, ready: Ready) -> PendingCall:
-    return PendingCall.make(
+    return PendingCall(
         step=step,
         position=position,
         tool=ready.tool.name,
@@ -281,7 +283,10 @@ def _step(
 def _opening(setup: LoopSetup, task: str) -> list[Message]:
     return [
         {"role": "system", "content": setup.system_prompt},
-        {"role": "user", "content": prompts.task_message(setup.labels, task, setup.task_label)},
+        {
+            "role": "user",
+            "content": prompts.task_message(setup.labels, task, setup.config.task_label),
+        },
     ]
 
 
@@ -292,8 +297,8 @@ def _model_request(setup: LoopSetup, messages: list[Message], index: int) -> Mod
         tools=native.tool_specs(list(setup.tools.values())) if native_tools else None,
         stop=_stops(setup, index) if setup.send_stop else (),
         grammar=setup.grammar,
-        max_tokens=setup.max_reply_tokens,
-        temperature=setup.temperature,
+        max_tokens=setup.config.max_reply_tokens,
+        temperature=setup.config.temperature,
     )
 
 
@@ -339,19 +344,19 @@ def _extend(
         messages.append(native.assistant_message(reply))
         for call, outcome in zip(calls, outcomes, strict=True):
             observation = outcome.observation
-            if outcome.source and setup.fence:
+            if outcome.source and setup.config.fence_untrusted:
                 observation = prompts.fence(observation, outcome.source)
             messages.append(native.tool_message(call, observation))
         return
     messages.append({"role": "assistant", "content": text})
     first = outcomes[0]
-    number = index if setup.numbered else None
-    source = first.source if setup.fence else None
+    number = index if setup.config.numbered else None
+    source = first.source if setup.config.fence_untrusted else None
     content = prompts.observation_message(setup.labels, first.observation, number, source)
     messages.append({"role": "user", "content": content})
 
 
 def _stops(setup: LoopSetup, index: int) -> list[str]:
     """The Observation label ends the model's turn; numbered too in the paper's format."""
-    numbered = [f"{setup.labels.observation} {index}:"] if setup.numbered else []
+    numbered = [f"{setup.labels.observation} {index}:"] if setup.config.numbered else []
     return [*setup.labels.stop, *numbered]

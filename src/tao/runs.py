@@ -18,9 +18,8 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from tao.budget import Budget
 from tao.errors import ConfigError, ResumeError, StateError, TaoError
 from tao.exchange import LoopSetup
 from tao.loop import Loop, react
@@ -116,11 +115,13 @@ def build_setup(
 def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> LoopSetup:
     labels = get_labels(config.lang)
     native = getattr(model, "supports_tools", False)
-    protocol = config.protocol
-    if protocol == "auto":
-        protocol = "native" if native else "text"
-    elif protocol == "native" and not native:
+    if config.protocol == "native" and not native:
         raise ConfigError(f"{model.name} does not support native tool calling; use text")
+    protocol: Literal["text", "native"] = (
+        "native"
+        if config.protocol == "native" or (config.protocol == "auto" and native)
+        else "text"
+    )
     grammar = None
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
@@ -133,18 +134,13 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
     else:
         system = prompts.system_prompt(labels, list(tools.values()))
     return LoopSetup(
+        config=config,
         labels=labels,
         tools=tools,
-        budget=Budget(config.max_steps, config.max_seconds, config.max_tokens),
         system_prompt=system,
         protocol=protocol,
         grammar=grammar,
-        numbered=config.numbered,
-        task_label=config.task_label,
-        fence=config.fence_untrusted,
         send_stop=model.supports_stop,
-        max_reply_tokens=config.max_reply_tokens,
-        temperature=config.temperature,
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, cast
 
+from tao.budget import Budget
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
@@ -49,12 +50,12 @@ class RunConfig:
     """Wall-clock limit of the run (SPEC L5)."""
     max_tokens: int = 100_000
     """Input plus output tokens over the run (SPEC L5)."""
-    temperature: float = 0.0
-    """Sampling temperature of every model call."""
     max_reply_tokens: int = 512
     """The longest one model reply may be."""
     protocol: Protocol = "auto"
     """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
+    temperature: float = 0.0
+    """Sampling temperature of every model call."""
     grammar: bool = True
     """Constrain decoding with a GBNF grammar where the backend can (the embedded model)."""
     project: str | None = None
@@ -73,12 +74,13 @@ class RunConfig:
     """Fence tool output read from the world as untrusted data (SPEC S4)."""
 
     def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        if self.max_seconds <= 0 or self.max_tokens <= 0:
-            raise ValueError("max_seconds and max_tokens must be positive")
+        self.budget()  # refuses limits that make no sense, with the budget's own words
         if self.protocol not in ("auto", "text", "native"):
             raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
+
+    def budget(self) -> Budget:
+        """The three limits of the run (SPEC L5)."""
+        return Budget(self.max_steps, self.max_seconds, self.max_tokens)
 
     def replace(self, **changes: object) -> RunConfig:
         """A copy with some settings changed (``config.replace(max_steps=5)``)."""
@@ -117,12 +119,12 @@ def call_digest(tool: str, arguments: JSONObject) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PendingCall:
-    """A call with side effects that waits for a person's decision (SPEC S3, S7)."""
+    """A call with side effects that waits for a person's decision (SPEC S3, S7).
 
-    id: str
-    """Names this call in ``tao runs approve --call`` and the web page's forms."""
-    digest: str
-    """:func:`call_digest` of ``tool`` and ``arguments``; a decision is bound to it."""
+    Its ``digest`` and ``id`` follow from what the call is (no clock, no randomness),
+    so the loop can name a call without making ids, and a stored call reads back the same.
+    """
+
     step: int
     """The step whose reply asked for the call."""
     position: int
@@ -133,50 +135,31 @@ class PendingCall:
     """What the tool does to the world (writes, deletes, sends…)."""
     preview: str | None = None
     """What a person should see before deciding: a diff, the file to delete."""
+    digest: str = field(init=False)
+    """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
-    @classmethod
-    def make(
-        cls,
-        *,
-        step: int,
-        position: int,
-        tool: str,
-        arguments: JSONObject,
-        effects: tuple[str, ...] = (),
-        preview: str | None = None,
-    ) -> PendingCall:
-        """A pending call whose id and digest follow from what it is (no clock, no randomness)."""
-        digest = call_digest(tool, arguments)
-        return cls(
-            id=f"s{step}c{position}-{digest[:12]}",
-            digest=digest,
-            step=step,
-            position=position,
-            tool=tool,
-            arguments=arguments,
-            effects=effects,
-            preview=preview,
-        )
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", call_digest(self.tool, self.arguments))
+
+    @property
+    def id(self) -> str:
+        """Names this call in ``tao runs approve --call`` and the web page's forms."""
+        return f"s{self.step}c{self.position}-{self.digest[:12]}"
 
     def to_json(self) -> JSONObject:
-        return {
-            "id": self.id,
-            "digest": self.digest,
-            "step": self.step,
-            "position": self.position,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "effects": list(self.effects),
-            "preview": self.preview,
-        }
+        data: JSONObject = {"id": self.id, "digest": self.digest}
+        for name in ("step", "position", "tool", "arguments", "preview"):
+            data[name] = getattr(self, name)
+        data["effects"] = list(self.effects)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON], step: int = 0) -> PendingCall:
-        """Read a stored call; one written before ids existed gets its id and digest now."""
+        """Read a stored call (one written before ids existed gets them now)."""
         arguments = data.get("arguments")
         effects = data.get("effects") or []
         preview = data.get("preview")
-        made = cls.make(
+        return cls(
             step=_int(data.get("step", step)),
             position=_int(data.get("position", 0)),
             tool=str(data.get("tool", "")),
@@ -184,8 +167,6 @@ class PendingCall:
             effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
             preview=preview if isinstance(preview, str) else None,
         )
-        stored_id = data.get("id")
-        return dataclasses.replace(made, id=stored_id) if isinstance(stored_id, str) else made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -212,3 +212,11 @@ def test_run_is_recorded_and_can_be_shown_again_M3(tao_cli: Any, replay: Replay)
     assert again["answer"] == "395"
     assert [s["observation"] for s in again["steps"]] == ["395", None]
     assert again["steps"][0]["model_input"] == json.loads(out.stdout)["steps"][0]["model_input"]
+
+
+def test_help_lists_every_tool_set(tao_cli: Any) -> None:
+    from tao.cli.run import TOOL_SET_NAMES
+    from tao.tools.registry import TOOL_SETS
+
+    assert TOOL_SET_NAMES.split(", ") == list(TOOL_SETS)
+    assert TOOL_SET_NAMES in " ".join(tao_cli("run", "--help").stdout.split())

@@ -180,6 +180,21 @@ def test_imports_lists_and_tables_are_not_copies(tmp_path: Path) -> None:
     assert check(write_tree(tmp_path, files), "duplicated").value == 0
 
 
+def test_runs_of_small_dataclasses_declare_data_and_are_not_copies(tmp_path: Path) -> None:
+    """Field declarations don't count; the logic in the same classes still does."""
+    declared = "".join(
+        f"@dataclass(frozen=True)\nclass C{i}:\n    step: int\n    text: str = ''\n\n"
+        for i in range(4)
+    )
+    assert check(write_tree(tmp_path / "d", {"a.py": declared, "b.py": declared}), "dup").value == 0
+    logic = (
+        "class C:\n    step: int\n\n    def f(self, x):\n        y = x + 1\n"
+        "        if y > 2:\n            y = g(y)\n        z = h(y, x)\n"
+        "        for i in z:\n            print(i)\n        return z\n"
+    )
+    assert check(write_tree(tmp_path / "l", {"a.py": logic, "b.py": logic}), "dup").value == 1
+
+
 def test_an_idiom_in_more_than_eight_places_is_left_out(tmp_path: Path) -> None:
     files = {f"m{n}.py": LOGIC.format(n=n) for n in range(1, 10)}
     result = check(write_tree(tmp_path, files), "duplicated")

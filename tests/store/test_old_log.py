@@ -93,7 +93,7 @@ def test_the_old_log_lists_and_shows_every_run(old_log: Path) -> None:
 def test_the_old_checkpoints_read_as_typed_checkpoints_S3(old_log: Path) -> None:
     """S3: a paused run's pending write_file call, reply and transcript come back typed;
     the old position-keyed decision is now keyed by the PendingCall id."""
-    call = PendingCall.make(
+    call = PendingCall(
         step=1,
         position=0,
         tool="write_file",

@@ -83,7 +83,7 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     result.usage = Usage(model_calls=2, input_tokens=40, output_tokens=8, evaluated_tokens=7)
     result.status, result.answer, result.duration_s = Status.AWAITING_APPROVAL, "partial", 3.25
     # The calls a paused run waits on live in its checkpoint (S3).
-    pending = PendingCall.make(
+    pending = PendingCall(
         step=2, position=0, tool="write_file", arguments={"path": "a"}, effects=("writes",)
     )
     result.pending = [dataclasses.replace(pending, preview="+a")]
@@ -108,7 +108,7 @@ def test_a_checkpoint_comes_back_as_the_checkpoint_saved_S3_M3(store: Store, run
     """M3: save_state/load_state carry a typed Checkpoint; a run without one has None."""
     runs.record(store, runs.run("r1"), 1, status=Status.AWAITING_APPROVAL)
     assert store.load_state("r1") is None
-    call = PendingCall.make(step=2, position=1, tool="write_file", arguments={"path": "ü.txt"})
+    call = PendingCall(step=2, position=1, tool="write_file", arguments={"path": "ü.txt"})
     reply = ModelReply(
         text="Thought: write.",
         input_tokens=10,

@@ -19,10 +19,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from tao.cli.options import Decorator, base_url_option, model_option, shown
 from tao.errors import TaoError
 from tao.eval.config import (
     ALL_ORDER,
@@ -42,13 +43,6 @@ if TYPE_CHECKING:
 
 STRATEGY_CHOICES = (*ALL_ORDER, "all")
 _Command = TypeVar("_Command", bound=Callable[..., object])
-
-
-class _Decorator(Protocol):
-    """What ``click.option`` returns: a decorator that keeps the command's type."""
-
-    def __call__(self, command: _Command, /) -> _Command: ...
-
 
 class BarProgress:
     """A rich progress bar on stderr: questions done, running score, elapsed, ETA."""
@@ -103,13 +97,8 @@ def eval_group() -> None:
     """Run the ReAct paper's benchmarks (HotpotQA, FEVER) with every strategy."""
 
 
-def _shown(flag: str, kind: click.ParamType[object], default: object, text: str) -> _Decorator:
-    """An option whose default ``--help`` shows."""
-    return click.option(flag, type=kind, default=default, show_default=True, help=text)
-
-
 #: The options of every benchmark command, in ``--help`` order.
-_OPTIONS: list[_Decorator] = [
+_OPTIONS: list[Decorator] = [
     click.option(
         "--questions",
         type=click.Path(path_type=Path),
@@ -122,31 +111,23 @@ _OPTIONS: list[_Decorator] = [
         required=True,
         help="Wiki corpus JSONL for search/lookup.",
     ),
-    _shown(
+    shown(
         "--strategy",
         click.Choice(STRATEGY_CHOICES),
         "react",
         "Strategy; all runs every one (combinations derived from react and cot-sc).",
     ),
-    click.option(
-        "-m",
-        "--model",
-        "model_spec",
-        envvar="TAO_MODEL",
-        default="local",
-        show_default=True,
-        help="local, local:PATH.gguf, openai:MODEL, replay:PATH, ...",
-    ),
-    click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server."),
+    model_option(),
+    base_url_option,
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
-    _shown("--concurrency", click.IntRange(min=1), 1, "Questions in flight at once."),
+    shown("--concurrency", click.IntRange(min=1), 1, "Questions in flight at once."),
     click.option(
         "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
     ),
     click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
     click.option("--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."),
-    _shown("--samples", click.IntRange(min=1), DEFAULT_SAMPLES, "CoT-SC samples per question."),
-    _shown(
+    shown("--samples", click.IntRange(min=1), DEFAULT_SAMPLES, "CoT-SC samples per question."),
+    shown(
         "--sc-temperature",
         click.FloatRange(min=0),
         DEFAULT_SC_TEMPERATURE,
@@ -158,13 +139,13 @@ _OPTIONS: list[_Decorator] = [
         type=click.Path(file_okay=False, path_type=Path),
         help="The paper's react_prompts/ folder (default: found beside --questions).",
     ),
-    _shown(
+    shown(
         "--max-seconds",
         click.FloatRange(min=1),
         EVAL_RUN.max_seconds,
         "Wall-clock limit of each agent run.",
     ),
-    _shown(
+    shown(
         "--max-reply-tokens",
         click.IntRange(min=16),
         EVAL_RUN.max_reply_tokens,

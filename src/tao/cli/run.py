@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
+from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.jsontypes import JSONObject
 from tao.protocol.labels import LABELS
+from tao.state import RunConfig
 from tao.tools.base import Tool
 from tao.trace import RunResult, Status
+
+#: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
+TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -90,116 +96,43 @@ def ask_approval(tool: Tool, arguments: JSONObject) -> bool | str:
     return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
 
 
+_HELP = {
+    "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}.",
+    "project": "Folder the file and test tools are confined to.",
+    "corpus": "JSONL corpus (title, text) for the wiki tools.",
+    "protocol": "native tool calling where the backend has it, else text.",
+    "human": "You perform every Action and type the Observation.",
+    "no-input": "Never prompt; calls that need approval are refused.",
+    "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
+    "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
+    "json": "Print one JSON object instead of the live display.",
+}
+_FOLDER = click.Path(file_okay=False, path_type=Path)
+_FILE = click.Path(dir_okay=False, path_type=Path)
+_option = click.option
+
+
 @click.command()
 @click.argument("task")
-@click.option(
-    "-m",
-    "--model",
-    "model_spec",
-    envvar="TAO_MODEL",
-    default="local",
-    show_default=True,
-    help="local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, gemini:MODEL, replay:PATH",
-)
-@click.option(
-    "-t",
-    "--tools",
-    "tool_sets",
-    multiple=True,
-    help="Tool sets, comma-separated: calc, files, tests, wiki, human.",
-)
-@click.option(
-    "--project",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    help="Folder the file and test tools are confined to.",
-)
-@click.option(
-    "--corpus",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="JSONL corpus (title, text) for the wiki tools.",
-)
-@click.option(
-    "--lang",
-    type=click.Choice(sorted(LABELS)),
-    default="en",
-    show_default=True,
-    help="Label language of the text protocol.",
-)
-@click.option(
-    "--protocol",
-    type=click.Choice(["auto", "text", "native"]),
-    default="auto",
-    show_default=True,
-    help="native tool calling where the backend has it, else text.",
-)
-@click.option("--max-steps", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option(
-    "--max-seconds",
-    type=click.FloatRange(min=0, min_open=True),
-    default=300.0,
-    show_default=True,
-    help="Wall-clock limit of the run.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=100_000,
-    show_default=True,
-    help="Total token limit of the run.",
-)
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option(
-    "--base-url",
-    envvar="OPENAI_BASE_URL",
-    help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
-)
-@click.option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
-@click.option(
-    "--human-tools", is_flag=True, help="You perform every Action and type the Observation."
-)
-@click.option(
-    "--no-input", is_flag=True, help="Never prompt; calls that need approval are refused."
-)
-@click.option(
-    "--mcp",
-    "mcp_commands",
-    multiple=True,
-    metavar="'COMMAND ARGS'",
-    help="Add the tools of an MCP server started by this command (stdio); repeatable.",
-)
-@click.option(
-    "--mcp-url",
-    "mcp_urls",
-    multiple=True,
-    metavar="URL",
-    help="Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
-)
-@click.option("--no-log", is_flag=True, help="Do not record this run in the run log.")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON object instead of the live display."
-)
-def run(
-    task: str,
-    model_spec: str,
-    tool_sets: tuple[str, ...],
-    project: Path,
-    corpus: Path | None,
-    lang: str,
-    protocol: str,
-    max_steps: int,
-    max_seconds: float,
-    max_tokens: int,
-    temperature: float,
-    base_url: str | None,
-    no_grammar: bool,
-    human_tools: bool,
-    no_input: bool,
-    mcp_commands: tuple[str, ...],
-    mcp_urls: tuple[str, ...],
-    no_log: bool,
-    as_json: bool,
-) -> None:
+@model_option()
+@_option("-t", "--tools", "tool_sets", multiple=True, help=_HELP["tools"])
+@_option("--project", type=_FOLDER, default=".", help=_HELP["project"])
+@_option("--corpus", type=_FILE, help=_HELP["corpus"])
+@shown("--lang", click.Choice(sorted(LABELS)), "en", "Label language of the text protocol.")
+@shown("--protocol", click.Choice(["auto", "text", "native"]), "auto", _HELP["protocol"])
+@shown("--max-steps", click.IntRange(min=1), 8, "Model replies at most.")
+@shown("--max-seconds", click.FloatRange(min=0, min_open=True), 300.0, "Wall-clock limit.")
+@shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
+@shown("--temperature", float, 0.0, "Sampling temperature.")
+@base_url_option
+@_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
+@_option("--human-tools", is_flag=True, help=_HELP["human"])
+@_option("--no-input", is_flag=True, help=_HELP["no-input"])
+@_option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'", help=_HELP["mcp"])
+@_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
+@_option("--no-log", is_flag=True, help="Do not record this run in the run log.")
+@_option("--json", "as_json", is_flag=True, help=_HELP["json"])
+def run(task: str, **options: Unpack[RunOptions]) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
 
     \b
@@ -207,35 +140,21 @@ def run(
     tao run "Why does tests/test_cart.py fail?" -m openai:gpt-4o-mini -t files,tests --project .
     """
     from tao.agent import Agent
-    from tao.state import RunConfig
 
-    sets = [name for chunk in tool_sets for name in chunk.split(",") if name.strip()]
-    interactive = sys.stdin.isatty() and not no_input
+    sets = [name for chunk in options["tool_sets"] for name in chunk.split(",") if name.strip()]
+    interactive = sys.stdin.isatty() and not options["no_input"]
     servers: list[McpServer] = []  # MCP connections, closed (processes ended) after the run
     try:
-        config = RunConfig(
-            model=model_spec,
-            tools=tuple(sets),
-            lang=lang,
-            protocol=protocol,  # type: ignore[arg-type]
-            max_steps=max_steps,
-            max_seconds=max_seconds,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            grammar=not no_grammar,
-            project=str(project.resolve()),
-            corpus=str(corpus.resolve()) if corpus else None,
-            base_url=base_url,
-        )
-        servers = _connect_mcp(mcp_commands, mcp_urls)
+        config = _config(options, sets)
+        servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
         agent = Agent(
             tools=[*sets, *_mcp_tools(servers)],
             config=config,
-            executor=human_executor if human_tools else None,
+            executor=human_executor if options["human_tools"] else None,
             approve=ask_approval if interactive else None,
-            record=not no_log,
+            record=not options["no_log"],
         )
-        result = agent.run(task) if as_json else show_live(agent, task)
+        result = agent.run(task) if options["as_json"] else show_live(agent, task)
     except ModelSpecError as error:
         raise click.UsageError(str(error)) from None
     except TaoError as error:
@@ -244,9 +163,52 @@ def run(
     finally:
         for server in servers:
             server.close()
-    if as_json:
+    if options["as_json"]:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     sys.exit(EXIT[result.status])
+
+
+class RunOptions(TypedDict):
+    """What ``tao run`` takes, as click parsed it."""
+
+    model_spec: str
+    tool_sets: tuple[str, ...]
+    project: Path
+    corpus: Path | None
+    lang: str
+    protocol: Literal["auto", "text", "native"]
+    max_steps: int
+    max_seconds: float
+    max_tokens: int
+    temperature: float
+    base_url: str | None
+    no_grammar: bool
+    human_tools: bool
+    no_input: bool
+    mcp_commands: tuple[str, ...]
+    mcp_urls: tuple[str, ...]
+    no_log: bool
+    as_json: bool
+
+
+def _config(options: RunOptions, sets: list[str]) -> RunConfig:
+    """The run's settings from the command line; the run log records exactly these.
+
+    Options named like a RunConfig field (``--max-steps`` is ``max_steps``) go in as
+    they are; the others are translated here.
+    """
+    same = {key: value for key, value in options.items() if key in _CONFIG_FIELDS}
+    corpus = options["corpus"]
+    return RunConfig(
+        model=options["model_spec"],
+        tools=tuple(sets),
+        grammar=not options["no_grammar"],
+        project=str(options["project"].resolve()),
+        corpus=str(corpus.resolve()) if corpus else None,
+    ).replace(**same)
+
+
+_CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {"corpus", "project"}
 
 
 def _connect_mcp(commands: tuple[str, ...], urls: tuple[str, ...]) -> list[McpServer]:

@@ -55,7 +55,8 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: JSONObject
+    parameters: JSONObject = field(default_factory=dict)
+    """Takes no arguments when empty."""
 
 
 @dataclass(frozen=True, slots=True)
