@@ -284,7 +284,7 @@ def test_a_run_paused_by_tao_0_1_resumes_and_runs_its_stored_call(
     shutil.copyfile(OLD_LOG, tao_home / "tao.db")
     conn = sqlite3.connect(tao_home / "tao.db")
     (run_id, config) = conn.execute(
-        "SELECT run_id, config FROM runs WHERE task = 'write approved notes'"
+        "SELECT id, config FROM runs WHERE task = 'write approved notes'"
     ).fetchone()
     conn.close()
     project = Path(json.loads(config)["project"])  # a temp folder of the old run, long gone

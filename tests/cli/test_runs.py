@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tao.state import RunConfig
-from tao.store import RunRecorder, Store
+from tao.store import SCHEMA_VERSION, RunRecorder, Store
 from tao.trace import RunResult, Status, Step, StepKind
 
 MARKUP = "[bold red]not markup[/bold red] [/] [link=x]"
@@ -177,7 +177,7 @@ def test_show_marks_an_unfinished_run_M3(tao_cli: Any, tao_home: Path) -> None:
     out = tao_cli("runs", "show", "0193c")
     assert out.returncode == 0, out.stderr
     assert "status running" in out.stdout
-    assert "Error: the run is still in progress" in out.stdout
+    assert "the run is still in progress" in out.stdout
 
 
 def test_export_jsonl_to_stdout_and_to_a_file_M3(
@@ -235,4 +235,4 @@ def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> No
     conn.execute("PRAGMA user_version = 9")
     conn.close()
     out = tao_cli("runs", "show", "abc")
-    _assert_one_line_error(out, "newer tao (schema v9, this tao knows v1); upgrade tao")
+    _assert_one_line_error(out, f"newer tao (schema v9, this tao knows v{SCHEMA_VERSION}); upgrade tao")

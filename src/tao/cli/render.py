@@ -30,7 +30,7 @@ from tao.format import (
     run_costs,
     step_costs,
 )
-from tao.trace import RunResult, Step, StepKind
+from tao.trace import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
 
@@ -107,6 +107,15 @@ def render_run_header(result: RunResult, *, status: str | None = None) -> Render
     return Panel(lines, border_style="dim", expand=True)
 
 
+def _unfinished_note(result: RunResult, status: str) -> str | None:
+    """What a person can do about a run that has not ended."""
+    if status == Status.RUNNING:
+        return "the run is still in progress"
+    if status in (Status.INTERRUPTED, Status.AWAITING_APPROVAL):
+        return f"continue it with: tao resume {result.run_id}"
+    return None
+
+
 def render_result_footer(result: RunResult, *, status: str | None = None) -> RenderableType:
     """How the run ended: status, answer or error, and what the whole run cost."""
     labels = labels_for(result.lang)
@@ -128,6 +137,9 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
         )
     if result.error:
         parts.append(Text.assemble(("Error: ", "bold red"), (result.error, "red")))
+    note = _unfinished_note(result, shown)
+    if note:
+        parts.append(Text(note, style="yellow"))
     cost = run_costs(result, shown, result.duration_s)
     parts.append(Text(cost, style="dim"))
     return Group(*parts)
