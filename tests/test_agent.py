@@ -239,3 +239,27 @@ def test_bad_model_spec_is_one_clear_error_M1(bad: str) -> None:
 
     with pytest.raises(ModelSpecError, match=r"valid forms: local, local:PATH\.gguf, openai:MODEL"):
         Agent(bad, record=False)
+
+
+def test_a_fatal_error_while_recording_carries_the_run_so_far(replay: Replay) -> None:
+    """FatalError.partial: a run log that fails mid-run loses nothing the caller had."""
+    from tao import StoreError
+    from tao.trace import RunResult, Step
+
+    class FailingLog:
+        def on_start(self, result: RunResult) -> None:
+            pass
+
+        def on_step(self, result: RunResult, step: Step) -> None:
+            if step.index == 2:
+                raise StoreError("the run log's disk is full")
+
+        def on_finish(self, result: RunResult) -> None:
+            pass
+
+    script = replay(["Action: calculator[1+1]", "Action: calculator[2+2]", "Action: finish[4]"])
+    with pytest.raises(StoreError, match="disk is full") as caught:
+        agent(script).run("add", observers=[FailingLog()])
+    partial = caught.value.partial
+    assert partial is not None and partial.task == "add"
+    assert [s.observation for s in partial.steps] == ["2", "4"]

@@ -21,9 +21,11 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tao.act import Approver, Executor, Outcome, Ready, call_tool, execute
+from tao.errors import FatalError
 from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.exchange import (
     Answer,
@@ -223,11 +225,16 @@ class _Driver:
             self.observers.insert(0, RunRecorder(self.store, agent.config))
 
     def open(self, start: Start) -> RunResult:
-        for observer in self.observers:
-            observer.on_start(start.result)
+        with _partial(start.result):
+            for observer in self.observers:
+                observer.on_start(start.result)
         return start.result
 
     def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
+        with _partial(result):
+            self._note(request, result)
+
+    def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
         if isinstance(request, StepDone):
             result.add_step(request.step)
             for observer in self.observers:
@@ -257,8 +264,9 @@ class _Driver:
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None
         result.duration_s = time.time() - result.started_at
-        for observer in self.observers:
-            observer.on_finish(result)
+        with _partial(result):
+            for observer in self.observers:
+                observer.on_finish(result)
         self.emit(FinalEvent(result))
         return result
 
@@ -366,6 +374,17 @@ class _AsyncDriver(_Driver):
                 return await asyncio.to_thread(execute, ready, executor)
 
         return list(await asyncio.gather(*(one(ready) for ready in request.calls)))
+
+
+@contextmanager
+def _partial(result: RunResult) -> Iterator[None]:
+    """A fatal error while recording (the run log failed) carries the run so far."""
+    try:
+        yield
+    except FatalError as error:
+        if error.partial is None:
+            error.partial = result
+        raise
 
 
 def _preview(ready: Ready) -> str | None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from tao.act import Call, Outcome, Ready, interrupted, needs_approval, prepare, refuse
+from tao.budget import Budget
 from tao.exchange import (
     Answer,
     ApprovalAnswer,
@@ -37,7 +38,7 @@ from tao.exchange import (
     StepDone,
 )
 from tao.jsontypes import JSONObject
-from tao.models.base import Message, ModelReply, ModelRequest, ToolCall
+from tao.models.base import Message, ModelReply, ModelRequest, ToolCall, ToolSpec
 from tao.protocol import native, prompts
 from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
 from tao.state import Checkpoint, Decision, PendingCall
@@ -53,7 +54,15 @@ class _Run:
     started: float
     usage: Usage
     steps: int
+    budget: Budget = field(init=False)
+    specs: list[ToolSpec] | None = field(init=False)
+    """Native tool calling: the tools as the backend is sent them, made once per run."""
     messages: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.budget = self.setup.config.budget()
+        native_tools = self.setup.protocol == "native"
+        self.specs = native.tool_specs(list(self.setup.tools.values())) if native_tools else None
 
     def elapsed(self) -> float:
         return self.clock() - self.started
@@ -110,10 +119,10 @@ def react(
             turn = _Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
             decisions, executing = dict(resume.decisions), resume.executing
         else:
-            spent = setup.config.budget().exhausted(run.usage.model_calls, run.elapsed(), run.usage)
+            spent = run.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
             if spent is not None:
                 return Ending(Status.MAX_STEPS, stop_reason=spent)
-            request = _model_request(setup, run.messages, run.steps + 1)
+            request = _model_request(run, run.steps + 1)
             answer = yield AskModel(run.steps + 1, request)
             if isinstance(answer, ModelFailure):
                 yield from _done(run, _failed_step(run.steps + 1, request.messages, answer))
@@ -193,13 +202,17 @@ def _respond(
 def _action_step(
     turn: _Turn, thought: str | None, position: int, call: Call, outcome: Outcome
 ) -> Step:
-    step = _step(turn, outcome.kind, thought, position=position, duration_s=outcome.duration_s)
-    return step.replace(
-        tool=outcome.tool,
-        argument=call.argument,
-        arguments=outcome.arguments,
-        observation=outcome.observation,
+    return _step(
+        turn,
+        outcome.kind,
+        thought,
+        position=position,
+        duration_s=outcome.duration_s,
         tool_duration_s=outcome.duration_s,
+        tool=outcome.tool,
+        arguments=outcome.arguments,
+        argument=call.argument,
+        observation=outcome.observation,
     )
 
 
@@ -290,11 +303,11 @@ def _opening(setup: LoopSetup, task: str) -> list[Message]:
     ]
 
 
-def _model_request(setup: LoopSetup, messages: list[Message], index: int) -> ModelRequest:
-    native_tools = setup.protocol == "native"
+def _model_request(run: _Run, index: int) -> ModelRequest:
+    setup = run.setup
     return ModelRequest(
-        messages=list(messages),  # never edited once appended: a snapshot
-        tools=native.tool_specs(list(setup.tools.values())) if native_tools else None,
+        messages=list(run.messages),  # never edited once appended: a snapshot
+        tools=run.specs,
         stop=_stops(setup, index) if setup.send_stop else (),
         grammar=setup.grammar,
         max_tokens=setup.config.max_reply_tokens,
