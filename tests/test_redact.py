@@ -43,7 +43,7 @@ def test_env_lines_private_keys_and_url_passwords_S5() -> None:
     cleaned = redact(text)
     assert "DEBUG=true" in cleaned  # not secret-named: kept
     assert "DATABASE_PASSWORD=[REDACTED]" in cleaned
-    assert "export STRIPE_SECRET_KEY=[REDACTED]" in cleaned
+    assert "export STRIPE_SECRET_KEY='[REDACTED]'" in cleaned
     assert "postgresql://app:[REDACTED]@db.internal/app" in cleaned
     assert "MIIEow" not in cleaned and "hunter2" not in cleaned and "pa55word" not in cleaned
 
