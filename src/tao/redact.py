@@ -63,18 +63,24 @@ Span = tuple[int, int]
 Rule = tuple[tuple[str, ...], bool, tuple[re.Pattern[str], ...]]
 
 
-def _rule(needles: str, plugin: type[RegexBasedDetector] | None, *extra: str, long: bool = False) -> Rule:
+def _rule(
+    needles: str, plugin: type[RegexBasedDetector] | None, *extra: str, long: bool = False
+) -> Rule:
     patterns = tuple(plugin().denylist) if plugin is not None else ()
     return tuple(needles.split()), long, (*patterns, *(re.compile(x) for x in extra))
 
 
 _JWT = r"eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]{4,}+\.?[A-Za-z0-9_\-+/=]*+"
-_XML = r"<([\w:\-]{0,40}(?i:password|passwd|secret|token|api_?key)[\w:\-]{0,40})>([^<\n]{1,1000})(?=</\1>)"
+_XML = (
+    r"<([\w:\-]{0,40}(?i:password|passwd|secret|token|api_?key)[\w:\-]{0,40})>"
+    r"([^<\n]{1,1000})(?=</\1>)"
+)
 #: A whole PEM private-key block (the plugin finds only its first line); one without
 #: its END line (cut output) is taken up to where the key material stops.
 _PEM = re.compile(
-    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----(?:[\s\S]{0,8192}?-----END[ A-Z0-9]{0,40}"
-    r"PRIVATE KEY[ A-Z]{0,10}-----|[A-Za-z0-9+/=\s:,\-]{0,8192})"
+    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----"
+    r"(?:[\s\S]{0,8192}?-----END[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----"
+    r"|[A-Za-z0-9+/=\s:,\-]{0,8192})"
 )
 #: detect-secrets' plugins, each with the shapes it misses beside it. Left out: high-entropy
 #: strings (hashes, commit ids) and public IPs, which are not credentials and would blind
@@ -85,10 +91,15 @@ RULES: tuple[Rule, ...] = (
     _rule("://", BasicAuthDetector),
     _rule("cloudant clou cl_ cl- clkey clpw clpass cltoken clapi", CloudantDetector),
     _rule(".", DiscordBotTokenDetector, long=True),
-    _rule("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_", GitHubTokenDetector,
-          r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}"),
-    _rule("glpat- gldt- glft- glsoat- glrt- gr1348941 glcbt- glimt- glptt- glagent- gloas-",
-          GitLabTokenDetector),
+    _rule(
+        "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
+        GitHubTokenDetector,
+        r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}",
+    ),
+    _rule(
+        "glpat- gldt- glft- glsoat- glrt- gr1348941 glcbt- glimt- glptt- glagent- gloas-",
+        GitLabTokenDetector,
+    ),
     _rule("key pwd pass token", IbmCloudIamDetector, long=True),
     _rule("secret", IbmCosHmacDetector, long=True),
     _rule("eyj", JwtTokenDetector, _JWT),
@@ -98,8 +109,12 @@ RULES: tuple[Rule, ...] = (
     _rule("private putty", PrivateKeyDetector),
     _rule("pypi-", PypiTokenDetector, r"pypi-[A-Za-z0-9_\-]{50,}"),
     _rule("sg.", SendGridDetector, r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    _rule("xox hooks.slack", SlackDetector, r"xox[abposre]-[A-Za-z0-9\-]{10,}",
-          r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"),
+    _rule(
+        "xox hooks.slack",
+        SlackDetector,
+        r"xox[abposre]-[A-Za-z0-9\-]{10,}",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
+    ),
     _rule("softlayer sl", SoftlayerDetector, long=True),
     _rule("sq0csp-", SquareOAuthDetector),
     _rule("k_live_ k_test_", StripeDetector, r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{10,}"),
@@ -115,15 +130,16 @@ RULES: tuple[Rule, ...] = (
 #: holds the value; unquoted config values are :func:`_labelled_at`'s job, since its
 #: config set reads ``def f(password: str, ...)`` as a secret. Run on short lines only.
 KEYWORD: Rule = (
-    ("key", "pass", "pwd", "secret", "contras"), False,
+    ("key", "pass", "pwd", "secret", "contras"),
+    False,
     tuple(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP),
 )
 _KEYWORD_GROUPS = dict(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
 #: Words that start a labelled secret (``DB_PASS=``, ``"apiKey":``), found in lower case.
 _LABEL_WORDS = (
-    "pass pwd pw secret token key auth cred dsn jwt cookie session bearer signature webhook "
-    "sas hmac salt connection"
-).split()
+    "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "dsn", "jwt", "cookie",
+    "session", "bearer", "signature", "webhook", "sas", "hmac", "salt", "connection",
+)  # fmt: skip
 #: Longest piece of a line the plugins see at once, and the longest line the keyword
 #: detector sees: some of their expressions backtrack badly on long, repetitive lines.
 _WINDOW = 1_000
@@ -287,8 +303,10 @@ _NOT_VALUES = frozenset(
     {"none", "null", "nil", "true", "false", "undefined", "yes", "no", "str", "string", "int",
      "bytes", "bool", "any", "optional", "secretstr", "required", "redacted", "***", "...", "-"}
 )  # fmt: skip
-_LABEL = re.compile(r"(?i:pass|pwd|pw|secret|token|key|auth|cred|dsn|jwt|cookie|session"
-                    r"|bearer|sig|webhook|sas|sid|otp|hmac|salt|connection)")
+_LABEL = re.compile(
+    r"(?i:pass|pwd|pw|secret|token|key|auth|cred|dsn|jwt|cookie|session"
+    r"|bearer|sig|webhook|sas|sid|otp|hmac|salt|connection)"
+)
 _KEY_SPLIT = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_.\-]{0,100}")
 _KEY_HEAD = re.compile(r"[A-Za-z0-9_.\-]*\Z")

@@ -133,7 +133,9 @@ def _list(root: Path, raw: str) -> str:
         fd = open_folder(root, path.parts)
     except ToolError:
         if path.absolute.is_file():
-            raise ToolError(f"{shown!r} is a file, not a folder; use read_file to read it") from None
+            raise ToolError(
+                f"{shown!r} is a file, not a folder; use read_file to read it"
+            ) from None
         raise
     try:
         names = sorted(os.listdir(fd), key=lambda name: (name.casefold(), name))

@@ -20,6 +20,7 @@ the object opened is the object that was checked (SPEC S6).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
@@ -145,7 +146,9 @@ def act_path(root: Path, raw: str) -> ProjectPath:
     return checked
 
 
-def open_in_project(path: ProjectPath, flags: int = os.O_RDONLY, *, create_dirs: bool = False) -> int:
+def open_in_project(
+    path: ProjectPath, flags: int = os.O_RDONLY, *, create_dirs: bool = False
+) -> int:
     """Open ``path`` by walking from the project folder, never following a symlink.
 
     Every folder on the way is opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to
@@ -170,10 +173,8 @@ def open_folder(root: Path, parts: tuple[str, ...], *, create: bool = False) -> 
     try:
         for index, part in enumerate(parts):
             if create:
-                try:
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
-                except FileExistsError:
-                    pass
             try:
                 child = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
             except OSError as error:

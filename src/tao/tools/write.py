@@ -62,7 +62,9 @@ def _target(root: Path, raw: str) -> ProjectPath:
     if path.relative == ".":
         raise ToolError("give a file path, not the project folder")
     if is_secret_path(PurePath(path.relative)):
-        raise ToolError(f"{path.relative!r} is a secret-bearing file; it is never written or deleted")
+        raise ToolError(
+            f"{path.relative!r} is a secret-bearing file; it is never written or deleted"
+        )
     return path
 
 
