@@ -185,6 +185,15 @@ def delete_checked(target: ProjectPath, expected: Fingerprint | None) -> None:
         os.close(folder)
 
 
+def fingerprint_of(target: ProjectPath) -> Fingerprint:
+    """The fingerprint of the file a delete preview shows, read through the no-follow walk."""
+    fd = open_in_project(target, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return _fingerprint_fd(fd, target.relative)
+    finally:
+        os.close(fd)
+
+
 def write_tools(project: Path | str) -> list[Tool]:
     """Build ``write_file`` and ``delete_file`` confined to ``project``."""
     root = project_root(project)
@@ -222,12 +231,7 @@ def write_tools(project: Path | str) -> list[Tool]:
 
     def preview_delete(arguments: JSONObject) -> str:
         target = _target(root, str(arguments["path"]))
-        fd = open_in_project(target, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            fingerprint = _fingerprint_fd(fd, target.relative)
-        finally:
-            os.close(fd)
-        shown[target.relative] = fingerprint
+        shown[target.relative] = fingerprint = fingerprint_of(target)
         return f"delete {target.relative} ({fingerprint.describe()})"
 
     return [
