@@ -43,7 +43,7 @@ def test_env_lines_private_keys_and_url_passwords_S5() -> None:
     cleaned = redact(text)
     assert "DEBUG=true" in cleaned  # not secret-named: kept
     assert "DATABASE_PASSWORD=[REDACTED]" in cleaned
-    assert "export STRIPE_SECRET_KEY=[REDACTED]" in cleaned
+    assert "export STRIPE_SECRET_KEY='[REDACTED]'" in cleaned
     assert "postgresql://app:[REDACTED]@db.internal/app" in cleaned
     assert "MIIEow" not in cleaned and "hunter2" not in cleaned and "pa55word" not in cleaned
 
@@ -129,3 +129,18 @@ def test_calculator_output_is_not_fenced(replay: Replay) -> None:
     script = replay(["Action: calculator[2+2]", "Action: finish[4]"])
     result = Agent(f"replay:{script}", ["calc"], record=False).run("2+2")
     assert result.steps[1].model_input[-1]["content"] == "Observation: 4"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def key_for(user):\n    return cache_key(user.id)\n",
+        "def login(password: str, token: str = '') -> None:",
+        "password = get_password()\ntoken = self._token\nsecret_key = os.environ['SECRET_KEY']\n",
+        "max_tokens=100, author='Jane', tokenizer='bert', token_url='https://x/t'",
+        "The password is required. 3 tests passed.",
+        "tests/test_mod.py::test_case_1 PASSED [ 10%]",
+    ],
+)
+def test_ordinary_code_prose_and_logs_are_left_alone(text: str) -> None:
+    assert redact(text) == text

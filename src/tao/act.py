@@ -17,7 +17,8 @@ from typing import Literal
 from tao.errors import ToolError
 from tao.jsontypes import JSONObject
 from tao.redact import redact
-from tao.tools.base import Tool, cut
+from tao.tools.base import Tool, cut, normal_name
+from tao.tools.limits import TimedOut, run_with_limit
 from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
@@ -66,11 +67,16 @@ class Outcome:
 
 
 def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
-    """Exact name first, then case-insensitively (the paper's prompts write ``Search[...]``)."""
+    """The tool whose name equals ``name`` after :func:`normal_name`, and no other fallback.
+
+    The paper's prompts write ``Search[...]``; models write ``read-file``. The
+    registry refused two tools with one normal name at startup, so at most one
+    tool can match (issue 12 item 9).
+    """
     if name in tools:
         return tools[name]
-    folded = {key.lower(): tool for key, tool in tools.items()}
-    return folded.get(name.lower())
+    wanted = normal_name(name)
+    return next((tool for key, tool in tools.items() if normal_name(key) == wanted), None)
 
 
 def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
@@ -137,19 +143,41 @@ def interrupted(ready: Ready) -> Outcome:
     )
 
 
-def execute(ready: Ready, run: Executor = call_tool) -> Outcome:
+def time_limit(ready: Ready, run: Executor, timeout_s: float | None) -> float | None:
+    """The tighter of the tool's own limit (for the default executor) and the run's."""
+    limits = [timeout_s] if timeout_s is not None else []
+    if run is call_tool and ready.tool.timeout_s is not None:
+        limits.append(ready.tool.timeout_s)
+    return min(limits) if limits else None
+
+
+def execute(ready: Ready, run: Executor = call_tool, *, timeout_s: float | None = None) -> Outcome:
     """Run a validated call; a crash or a refusal becomes ``Error: ...`` (L4), cut to size (L6).
 
+    The call runs under the tighter of ``tool.timeout_s`` and ``timeout_s`` (the
+    run's remaining ``--max-seconds``). A Python function cannot be killed, only
+    abandoned: at the limit the observation says so and the run goes on while
+    the call's daemon thread ends on its own; tools that start children
+    (``run_tests``) read the same deadline and kill their process group.
     Secrets are redacted before the text goes anywhere (S5), and output read
     from the world is marked with its source so the transcript fences it (S4).
     """
     started = time.perf_counter()
-    try:
-        observation = run(ready.tool, ready.arguments)
-    except ToolError as error:
-        observation = f"Error: {error}"
-    except Exception as error:  # a crashing tool is an observation, not a crashed run
-        observation = f"Error: {type(error).__name__}: {error}"
+    limit = time_limit(ready, run, timeout_s)
+    result = run_with_limit(lambda: run(ready.tool, ready.arguments), limit)
+    if isinstance(result, TimedOut):
+        observation = (
+            f"Error: {ready.tool.name} did not finish within {result.limit_s:g} s; it was "
+            "abandoned and its result, if any, is lost. Try a smaller request."
+        )
+    elif isinstance(result.error, ToolError):
+        observation = f"Error: {result.error}"
+    elif isinstance(result.error, Exception):  # a crashing tool is an observation
+        observation = f"Error: {type(result.error).__name__}: {result.error}"
+    elif result.error is not None:  # KeyboardInterrupt, SystemExit: not the model's doing
+        raise result.error
+    else:
+        observation = str(result.value)
     return Outcome(
         StepKind.ACTION,
         cut(redact(observation), ready.tool.max_chars, ready.tool.keep),

@@ -1,9 +1,24 @@
-"""Secrets never reach the model or the run log (SPEC S5).
+"""Secrets never reach the model, the run log or a screen (SPEC S5, S8).
 
-Tool output is scanned for the shapes credentials take — provider API keys,
-cloud and forge tokens, private-key blocks, bearer tokens, ``KEY=value`` lines
-of env files, passwords in URLs — and each is replaced by ``[REDACTED]``
-before the observation enters the transcript or the trace.
+Detection is layered, because no single list of regular expressions keeps up:
+
+1. detect-secrets' maintained plugins (AWS, Azure, basic-auth URLs, Cloudant,
+   Discord, GitHub, GitLab, IBM, JWT, Mailchimp, npm, OpenAI, private keys, PyPI,
+   SendGrid, Slack, Softlayer, Square, Stripe, Telegram, Twilio, Artifactory),
+   plus its keyword detector on short lines; their regular expressions are used
+   directly, on the lines (or 1,000-character windows of long lines) that hold
+   a candidate, which keeps the plugins' worst cases bounded.
+2. Shapes the plugins miss: Anthropic and new OpenAI keys, Stripe test keys,
+   Google keys, npm/PyPI/Hugging Face tokens, Slack webhooks, bearer tokens and
+   whole PEM private-key blocks.
+3. Labelled secrets: ``key=value``, ``key: value`` (YAML), ``"key": "value"``
+   (JSON), ``export KEY='value'``, in any case and quoting, for key names made
+   of words like password, secret, token, api key, credential, auth, DSN; and
+   credentials in URLs (``scheme://user:pass@host``).
+
+Each found value is replaced by ``[REDACTED]``; labels stay so the text still
+reads. A cheap pre-check lets text with no candidate skip all of it, since
+redaction runs on every observation.
 
     >>> redact("OPENAI_API_KEY=sk-proj-abc123def456ghi789jkl012")
     'OPENAI_API_KEY=[REDACTED]'
@@ -12,55 +27,363 @@ before the observation enters the transcript or the trace.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from urllib.parse import SplitResult, urlsplit, urlunsplit
+
+from detect_secrets.plugins import keyword
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 REDACTED = "[REDACTED]"
+Span = tuple[int, int]
 
-_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # PEM private keys, whole block (RSA, EC, OPENSSH, PGP, ...).
-    re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    ),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),  # Anthropic
-    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
-    re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"),  # Google OAuth access token
-    re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),  # AWS access key id
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),  # GitHub tokens
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
-    re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),  # GitLab
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),  # Slack
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),  # Hugging Face
-    re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}\b"),  # Stripe
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
+#: A detector: needles (lower-case substrings, one of which must appear), whether it
+#: also needs a run of 20 token characters, and its expressions.
+Rule = tuple[tuple[str, ...], bool, tuple[re.Pattern[str], ...]]
+
+
+def _rule(
+    needles: str, plugin: type[RegexBasedDetector] | None, *extra: str, long: bool = False
+) -> Rule:
+    patterns = tuple(plugin().denylist) if plugin is not None else ()
+    return tuple(needles.split()), long, (*patterns, *(re.compile(x) for x in extra))
+
+
+_JWT = r"eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]{4,}+\.?[A-Za-z0-9_\-+/=]*+"
+_XML = (
+    r"<([\w:\-]{0,40}(?i:password|passwd|secret|token|api_?key)[\w:\-]{0,40})>"
+    r"([^<\n]{1,1000})(?=</\1>)"
 )
-#: All of the above in one pass over the text (tool output can be long).
-_SECRET = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
-# Keep the label, hide the value: "Authorization: Bearer X", "aws_secret_access_key = X".
-_LABELLED: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{8,}=*"),
-    re.compile(
-        r"((?:[Aa]uthorization|[Xx]-[Aa]pi-[Kk]ey|[Aa]pi-[Kk]ey)\s*[:=]\s*)(?![Bb]earer\b)\S+"
-    ),
-    # KEY=value lines of env files and shell exports, for names that say "secret".
-    re.compile(
-        r"(?m)^(\s*(?:export\s+)?[A-Z0-9_.\-]*"
-        r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH|PRIVATE)"
-        r"[A-Z0-9_.\-]*\s*[=:]\s*)(?!\[REDACTED\])(\S.*)$"
-    ),
-    re.compile(r"(://[^/\s:@]+:)[^@\s/]+(@)"),  # passwords in URLs
+#: A whole PEM private-key block (the plugin finds only its first line); one without
+#: its END line (cut output) is taken up to where the key material stops.
+_PEM = re.compile(
+    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----"
+    r"(?:[\s\S]{0,8192}?-----END[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----"
+    r"|[A-Za-z0-9+/=\s:,\-]{0,8192})"
 )
+#: detect-secrets' plugins, each with the shapes it misses beside it. Left out: high-entropy
+#: strings (hashes, commit ids) and public IPs, which are not credentials and would blind
+#: the model, and Artifactory's retired API keys, whose short pattern fires on ordinary words.
+RULES: tuple[Rule, ...] = (
+    _rule("a3t abia acca akia asia aws", AWSKeyDetector),
+    _rule("accountkey=", AzureStorageKeyDetector),
+    _rule("://", BasicAuthDetector),
+    _rule("cloudant clou cl_ cl- clkey clpw clpass cltoken clapi", CloudantDetector),
+    _rule(".", DiscordBotTokenDetector, long=True),
+    _rule(
+        "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
+        GitHubTokenDetector,
+        r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}",
+    ),
+    _rule(
+        "glpat- gldt- glft- glsoat- glrt- gr1348941 glcbt- glimt- glptt- glagent- gloas-",
+        GitLabTokenDetector,
+    ),
+    _rule("key pwd pass token", IbmCloudIamDetector, long=True),
+    _rule("secret", IbmCosHmacDetector, long=True),
+    _rule("eyj", JwtTokenDetector, _JWT),
+    _rule("-us", MailchimpDetector, long=True),
+    _rule("_authtoken npm_", NpmDetector, r"npm_[A-Za-z0-9]{36}"),
+    _rule("t3blbkfj sk-", OpenAIDetector, r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _rule("private putty", PrivateKeyDetector),
+    _rule("pypi-", PypiTokenDetector, r"pypi-[A-Za-z0-9_\-]{50,}"),
+    _rule("sg.", SendGridDetector, r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    _rule(
+        "xox hooks.slack",
+        SlackDetector,
+        r"xox[abposre]-[A-Za-z0-9\-]{10,}",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
+    ),
+    _rule("softlayer sl", SoftlayerDetector, long=True),
+    _rule("sq0csp-", SquareOAuthDetector),
+    _rule("k_live_ k_test_", StripeDetector, r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{10,}"),
+    _rule(":", TelegramBotTokenDetector, long=True),
+    _rule("ac sk", TwilioKeyDetector, long=True),
+    _rule("aiza ya29.", None, r"AIza[0-9A-Za-z_\-]{35}", r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    _rule("hf_", None, r"hf_[A-Za-z0-9]{30,}"),
+    _rule("discord", None, r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+"),
+    _rule("bearer", None, r"(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{12,}=*"),
+    _rule("</", None, _XML),
+)
+#: detect-secrets' keyword detector (its default, quotes-required set) and which group
+#: holds the value; unquoted config values are :func:`_labelled_at`'s job, since its
+#: config set reads ``def f(password: str, ...)`` as a secret. Run on short lines only.
+KEYWORD: Rule = (
+    ("key", "pass", "pwd", "secret", "contras"),
+    False,
+    tuple(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP),
+)
+_KEYWORD_GROUPS = dict(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+#: Words that start a labelled secret (``DB_PASS=``, ``"apiKey":``), found in lower case.
+_LABEL_WORDS = (
+    "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "dsn", "jwt", "cookie",
+    "session", "bearer", "signature", "webhook", "sas", "hmac", "salt", "connection",
+)  # fmt: skip
+#: Longest piece of a line the plugins see at once, and the longest line the keyword
+#: detector sees: some of their expressions backtrack badly on long, repetitive lines.
+_WINDOW = 1_000
+_KEYWORD_LINE = 300
+_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{20}")
+_SHORT_RULES = (*(rule for rule in RULES if not rule[1]), KEYWORD)
+_LONG_RULES = tuple(rule for rule in RULES if rule[1])
+_BY_NEEDLE: dict[str, list[Rule]] = {}
+for _r in _SHORT_RULES:
+    for _n in _r[0]:
+        _BY_NEEDLE.setdefault(_n, []).append(_r)
+for _n in _LABEL_WORDS:
+    _BY_NEEDLE.setdefault(_n, [])
+_LABEL_SET = frozenset(_LABEL_WORDS)
 
 
 def redact(text: str) -> str:
-    """Replace every secret-shaped substring of ``text`` by ``[REDACTED]``."""
-    text = _SECRET.sub(REDACTED, text)
-    for labelled in _LABELLED:
-        text = labelled.sub(_keep_label, text)
-    return text
+    """Replace every secret in ``text`` by ``[REDACTED]``; text without any comes back as is."""
+    spans = find_secrets(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(REDACTED)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
-def _keep_label(match: re.Match[str]) -> str:
-    tail = match.group(2) if match.lastindex and match.lastindex >= 2 else ""
-    suffix = tail if tail == "@" else ""
-    return f"{match.group(1)}{REDACTED}{suffix}"
+def find_secrets(text: str) -> list[Span]:
+    """The sorted, merged spans of ``text`` that hold secrets (empty for most text)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few non-ASCII letters grow when lowered
+        lowered = text.translate(_ASCII_LOWER)
+    spans: list[Span] = []
+    if "private key" in lowered:
+        spans.extend(match.span() for match in _PEM.finditer(text))
+    lines: dict[Rule, set[int]] = {}
+    for needle, rules in _BY_NEEDLE.items():
+        position = lowered.find(needle)  # one fast C scan each; most needles are absent
+        while position >= 0:
+            for rule in rules:
+                lines.setdefault(rule, set()).add(position)
+            end = position + len(needle)
+            if needle in _LABEL_SET:
+                spans.extend(_labelled_at(text, position, end))
+            if needle == "://":
+                spans.extend(_url_credentials_at(text, end))
+            position = lowered.find(needle, end)
+    for run in _LONG_RUN.finditer(text):
+        for rule in _LONG_RULES:
+            lines.setdefault(rule, set()).add(run.start())
+    for rule, positions in lines.items():
+        for start, line in _lines(text, positions):
+            spans.extend((start + a, start + b) for a, b in _rule_spans(rule, line))
+    return _merge(span for span in spans if span[1] > span[0])
+
+
+_ASCII_LOWER = {code: code + 32 for code in range(65, 91)}
+
+
+def _lines(text: str, positions: Iterable[int]) -> Iterator[tuple[int, str]]:
+    """Each line holding one of ``positions`` once, cut into overlapping windows if long."""
+    done = -1
+    for position in sorted(positions):
+        if position <= done:
+            continue
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        done = end = len(text) if end < 0 else end
+        while True:
+            yield start, text[start : min(end, start + _WINDOW)]
+            if start + _WINDOW >= end:
+                break
+            start += _WINDOW - 200
+
+
+def _rule_spans(rule: Rule, line: str) -> Iterator[Span]:
+    """Where one detector finds values in ``line`` (its needles checked on the line first)."""
+    needles, long, patterns = rule
+    lowered = line.lower()
+    if not any(needle in lowered for needle in needles):
+        return
+    if long and not _LONG_RUN.search(line):
+        return
+    if rule is KEYWORD:  # it needs a quoted value
+        if len(line) <= _KEYWORD_LINE and ("'" in line or '"' in line or "`" in line):
+            for pattern in patterns:
+                match = pattern.search(line)
+                if match and match.group(_KEYWORD_GROUPS[pattern]):
+                    yield match.span(_KEYWORD_GROUPS[pattern])
+        return
+    for pattern in patterns:
+        for match in pattern.finditer(line):
+            yield _secret_group(match)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (and secret-looking query values) replaced: safe to store.
+
+    ``https://user:pw@host/v1?api_key=X`` → ``https://user:[REDACTED]@host/v1?api_key=[REDACTED]``;
+    a URL that does not parse is redacted as text.
+    """
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return redact(url)
+    if password:
+        host = parts.netloc.rpartition("@")[2]
+        user = parts.username or ""
+        parts = SplitResult(
+            parts.scheme, f"{user}:{REDACTED}@{host}", parts.path, parts.query, parts.fragment
+        )
+    return redact(urlunsplit(parts))
+
+
+def _secret_group(match: re.Match[str]) -> Span:
+    """The plugin's capture group when it holds the value, else the whole match.
+
+    ``aws...'(KEY)'`` and ``://user:(PASS)@`` capture the value near the end;
+    ``(ghp|gho)_...`` captures only the prefix, so the whole token is taken.
+    """
+    for index in range(1, (match.re.groups or 0) + 1):
+        start, end = match.span(index)
+        if start > match.start() and match.end() - end <= 2 and end > start:
+            return start, end
+    return match.span()
+
+
+#: Words that make a key name secret when they are one of its parts (``DB_PASS``, ``authToken``).
+_KEY_WORDS = frozenset(
+    {"pass", "pwd", "pw", "passwd", "password", "token", "auth", "dsn", "jwt", "cookie", "bearer",
+     "authorization", "sas", "sig", "signature", "cred", "creds", "credentials", "session",
+     "sessionid", "sid", "secret", "secrets", "otp", "totp", "hmac", "salt"}
+)  # fmt: skip
+#: Parts that contain one of these anywhere are secret (``client_secret``, ``apikey``).
+_KEY_STRONG = (
+    "password", "passwd", "passphrase", "secret", "credential", "apikey", "accesskey",
+    "privatekey", "secretkey", "authkey", "signingkey", "encryptionkey", "masterkey",
+    "accountkey", "connectionstring", "webhook",
+)  # fmt: skip
+#: ``KEY`` is secret after these parts: ``api_key``, ``ACCESS-KEY``, ``privateKey``.
+_KEY_OWNERS = frozenset(
+    {"api", "access", "private", "secret", "signing", "encryption", "master", "account", "client",
+     "auth", "service", "db", "database", "storage", "app", "consumer", "ssh", "deploy",
+     "license", "subscription", "shared", "admin", "root", "hmac", "session", "encrypt", "x"}
+)  # fmt: skip
+#: A part like these makes the key describe a secret, not hold one (``token_url``, ``max_tokens``).
+_KEY_NOT = frozenset(
+    {"count", "max", "min", "num", "limit", "total", "usage", "type", "kind", "length", "len",
+     "size", "url", "uri", "endpoint", "path", "file", "filename", "dir", "name", "header",
+     "format", "expiry", "expires", "expiration", "ttl", "timeout", "enabled", "required",
+     "method", "mode", "prefix", "field", "param", "provider", "scheme", "host", "port", "user",
+     "username", "email", "policy", "hint", "label", "used", "rotation", "algorithm", "id"}
+)  # fmt: skip
+#: Values that are not secrets: types, empty words, placeholders.
+_NOT_VALUES = frozenset(
+    {"none", "null", "nil", "true", "false", "undefined", "yes", "no", "str", "string", "int",
+     "bytes", "bool", "any", "optional", "secretstr", "required", "redacted", "***", "...", "-"}
+)  # fmt: skip
+_LABEL = re.compile(
+    r"(?i:pass|pwd|pw|secret|token|key|auth|cred|dsn|jwt|cookie|session"
+    r"|bearer|sig|webhook|sas|sid|otp|hmac|salt|connection)"
+)
+_KEY_SPLIT = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
+_KEY_TAIL = re.compile(r"[A-Za-z0-9_.\-]{0,100}")
+_KEY_HEAD = re.compile(r"[A-Za-z0-9_.\-]*\Z")
+_ASSIGN = re.compile(r"""["']?\]?[ \t]*(:=|=>|=|:)[ \t]*(?![=:])""")
+_VALUE = re.compile(
+    r'"((?:[^"\\\n]|\\.){1,1000})"'
+    r"|'([^'\n]{1,1000})'"
+    r"|`([^`\n]{1,1000})`"
+    r"|((?i:(?:bearer|basic|token|digest)[ \t]+)?[^\s\"'`,;&<>(){}\[\]]{1,1000})"
+)
+_LINE_START = re.compile(r"[ \t]*(?:export[ \t]+|[-+][ \t]*)?[\"']?")
+_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[$<%{]|\w+\s*[(\[]|.*\s=\s|.*[()]")
+_USERINFO = re.compile(r"[^\s/?#@:]{0,256}:([^\s/?#]{1,512})@")
+
+
+def secret_key(key: str) -> bool:
+    """Whether a key name labels a secret: ``DB_PASS``, ``apiKey``, ``aws_secret_access_key``."""
+    parts = [part.lower() for part in _KEY_SPLIT.split(key.strip("\"'")) if part]
+    if not parts or any(part in _KEY_NOT for part in parts):
+        return False
+    joined = "".join(parts)
+    if any(word in joined for word in _KEY_STRONG):
+        return True
+    for index, part in enumerate(parts):
+        if part in _KEY_WORDS or part.endswith("token"):
+            return True
+        if part in ("key", "keys") and index and parts[index - 1] in _KEY_OWNERS:
+            return True
+    return False
+
+
+def _labelled_at(text: str, hit_start: int, hit_end: int) -> Iterator[Span]:
+    """The value labelled by the key around ``text[hit_start:hit_end]``, if that key is secret."""
+    tail = _KEY_TAIL.match(text, hit_end)
+    end = tail.end() if tail else hit_end
+    head = _KEY_HEAD.search(text, max(0, hit_start - 100), hit_start)
+    start = head.start() if head else hit_start
+    assign = _ASSIGN.match(text, end)
+    if assign is not None and secret_key(text[start:end]):
+        span = _value_span(text, start, assign.end())
+        if span is not None:
+            yield span
+
+
+def _value_span(text: str, key_start: int, position: int) -> Span | None:
+    """The span of the value at ``position``; a bare value opening a line runs to its end."""
+    match = _VALUE.match(text, position)
+    if match is None:
+        return None
+    group = next(index for index in range(1, 5) if match.group(index) is not None)
+    start, end = match.span(group)
+    if group == 4:
+        line_start = text.rfind("\n", 0, key_start) + 1
+        line_end = text.find("\n", end)
+        rest = text[start : len(text) if line_end < 0 else line_end].split(" #")[0].rstrip()
+        if _LINE_START.fullmatch(text, line_start, key_start) and not _CODE.match(rest):
+            end = start + len(rest)
+        elif _CODE.match(text[start : end + 1]):
+            return None
+    value = text[start:end].strip()
+    if not value or value.lower() in _NOT_VALUES or REDACTED in value:
+        return None
+    return start, end
+
+
+def _url_credentials_at(text: str, position: int) -> Iterator[Span]:
+    """The password of the ``scheme://user:password@host`` whose ``://`` ends at ``position``."""
+    match = _USERINFO.match(text, position)
+    if match:
+        yield match.span(1)
+
+
+def _merge(spans: Iterable[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged

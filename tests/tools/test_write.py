@@ -50,7 +50,8 @@ def test_the_preview_is_the_unified_diff_a_person_approves_S3(project: Path) -> 
         "-y = 2",
         "+y = 3",
     ]
-    assert delete.preview({"path": "app.py"}) == "delete app.py (12 bytes)"
+    shown = delete.preview({"path": "app.py"})
+    assert shown.startswith("delete app.py (12 bytes, sha256 ")  # bound to what is deleted (S6)
 
 
 @pytest.mark.parametrize(

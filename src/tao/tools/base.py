@@ -19,8 +19,11 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack, get_type_hints, overload
 
 import docstring_parser
@@ -28,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from tao.errors import ToolDefinitionError, ToolError
 from tao.jsontypes import JSONObject
+from tao.tools.paths import resolve_path
 
 #: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
 Effect = Literal["read", "writes", "deletes", "sends", "pays"]
@@ -38,6 +42,23 @@ Preview = Callable[[JSONObject], str]
 ToolFunction = Callable[..., object]
 
 DEFAULT_MAX_CHARS = 8_000
+#: Seconds one call may take before the run abandons it (``act.execute``); ``None``: no limit.
+DEFAULT_TIMEOUT_S = 30.0
+
+_NAME_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def normal_name(name: str) -> str:
+    """The one spelling in which tool names are compared (issue 12, item 9).
+
+    Models write ``Read_File``, ``read-file`` or ``read file`` for ``read_file``;
+    an MCP server may offer ``Read_File`` beside the built-in. Comparing every
+    name in this one form (NFKC, casefold, runs of whitespace, ``-`` and ``_``
+    as one ``_``) lets lookup be exact, and lets the registry refuse two tools
+    the model could not tell apart.
+    """
+    folded = unicodedata.normalize("NFKC", name).strip().casefold()
+    return _NAME_SEPARATORS.sub("_", folded)
 
 
 class ArgumentError(ToolError):
@@ -56,6 +77,12 @@ class ToolOptions(TypedDict, total=False):
     keep: Keep
     trusted_output: bool
     preview: Preview | None
+    #: Per-call time limit in seconds; ``None`` for none (a person answering, say).
+    timeout_s: float | None
+    #: Parameters that name a file or folder of the project, resolved once in :meth:`validate`.
+    path_params: tuple[str, ...]
+    #: The project folder those paths are resolved against (required with ``path_params``).
+    project: Path | None
 
 
 @dataclass(frozen=True)
@@ -77,6 +104,13 @@ class Tool:
     param_names: tuple[str, ...] = field(default=())
     #: What a call would do, for the person approving it (``write_file`` shows a diff).
     preview: Preview | None = None
+    #: How long one call may run before it is abandoned (SPEC S6, issue 12 item 5).
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
+    #: Arguments that are project paths: validation replaces each by its resolved,
+    #: project-relative POSIX form, so policies, previews and the act see one object.
+    path_params: tuple[str, ...] = ()
+    #: The resolved project folder of ``path_params``.
+    root: Path | None = None
 
     @property
     def read_only(self) -> bool:
@@ -141,7 +175,32 @@ class Tool:
                 for e in error.errors()
             )
             raise self.invalid(problems) from None
-        return {name: getattr(model, name) for name in self.param_names}
+        values: JSONObject = {name: getattr(model, name) for name in self.param_names}
+        for name in self.path_params:
+            value = values.get(name)
+            if isinstance(value, str) and self.root is not None:
+                values[name] = resolve_path(self.root, value).relative
+        return values
+
+    def confirm(self, arguments: JSONObject, approved_preview: str | None) -> None:
+        """Refuse an approved call whose preview changed since the person saw it (SPEC S6, S7).
+
+        A person approves what the preview showed (a diff, a file's size and
+        fingerprint). The driver calls this right before running an approved
+        call; if the world changed in between, running it would act on
+        something nobody approved.
+        """
+        if self.preview is None or approved_preview is None:
+            return
+        try:
+            now = self.preview(arguments)
+        except ToolError as error:
+            raise ToolError(f"{self.name} was not run: {error}") from None
+        if now != approved_preview:
+            raise ToolError(
+                f"{self.name} was not run: what it acts on changed since it was approved "
+                f"(approved: {_first_line(approved_preview)}; now: {_first_line(now)})"
+            )
 
     def invalid(self, problems: str) -> ArgumentError:
         """The error for arguments that do not fit, naming the tool and its parameters."""
@@ -161,6 +220,11 @@ class Tool:
         """Run with arguments :meth:`validate` already returned (the loop validates first)."""
         result = self.fn(**validated)
         return result if isinstance(result, str) else _to_text(result)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(empty)"
+    return line if len(line) <= 120 else line[:117] + "..."
 
 
 def _to_text(value: object) -> str:
@@ -235,9 +299,15 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
     tool_name: str = options.get("name") or str(getattr(fn, "__name__", ""))
     if not tool_name.isidentifier():
         raise ToolDefinitionError(f"tool name {tool_name!r} is not an identifier")
+    path_params = tuple(options.get("path_params", ()))
+    project = options.get("project")
+    if path_params and project is None:
+        raise ToolDefinitionError(f"{tool_name}: path_params need the project folder")
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     summary = " ".join(p for p in (doc.short_description, doc.long_description) if p)
     params, names = _params_model(fn, tool_name, doc)
+    if not set(path_params) <= set(names):
+        raise ToolDefinitionError(f"{tool_name}: path_params {path_params} are not parameters")
     effects = options.get("effects", ("read",))
     return Tool(
         name=tool_name,
@@ -250,6 +320,9 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
         param_names=names,
         trusted_output=options.get("trusted_output", False),
         preview=options.get("preview"),
+        timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
+        path_params=path_params,
+        root=None if project is None else Path(project).resolve(),
     )
 
 

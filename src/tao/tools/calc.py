@@ -25,6 +25,10 @@ MAX_EXPRESSION_CHARS = 1_000
 #: Integers beyond about 10**1000 are refused, so no step can eat the CPU or memory.
 MAX_INT_BITS = 3_400
 MAX_FACTORIAL = 450
+#: ``round(x, n)`` computes ``10**abs(n)``: ``round(1, -10**8)`` would run for minutes.
+MAX_ROUND_DIGITS = 1_000
+#: Exponents beyond this are refused before any work, whatever the base.
+MAX_EXPONENT = 100_000
 
 _BINARY: dict[type[ast.operator], tuple[str, Callable[[Number, Number], Number]]] = {
     ast.Add: ("+", operator.add),
@@ -68,12 +72,18 @@ def _factorial(n: Number) -> int:
             raise ValueError("factorial needs a whole number")
         n = int(n)
     if n > MAX_FACTORIAL:
-        raise ToolError(f"factorial of {n} is too large (limit {MAX_FACTORIAL})")
+        raise ToolError(f"factorial of a number above {MAX_FACTORIAL} is too large")
     return math.factorial(n)
 
 
-def _round(x: Number, digits: int | None = None) -> Number:
-    return round(x) if digits is None else round(x, int(digits))
+def _round(x: Number, digits: Number | None = None) -> Number:
+    if digits is None:
+        return round(x)
+    if isinstance(digits, float) and not digits.is_integer():
+        raise ToolError("round(): the number of digits must be a whole number")
+    if abs(digits) > MAX_ROUND_DIGITS:
+        raise ToolError(f"round(): at most {MAX_ROUND_DIGITS} digits either side of the point")
+    return round(x, int(digits))
 
 
 FUNCTIONS: dict[str, Callable[..., Number]] = {
@@ -116,6 +126,9 @@ def _check_size(value: Number) -> Number:
 
 
 def _power(base: Number, exponent: Number) -> Number:
+    """``base ** exponent``, refused *before* the work when the result could not be small."""
+    if abs(exponent) > MAX_EXPONENT and abs(base) not in (0, 1):
+        raise ToolError(f"the exponent is too large (limit {MAX_EXPONENT:,})")
     if (
         isinstance(base, int)
         and isinstance(exponent, int)

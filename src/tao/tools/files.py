@@ -1,10 +1,11 @@
 """The ``files`` tool set: ``read_file`` and ``list_files`` inside one project (SPEC S1, S2).
 
-Both tools resolve the model's path with :func:`tao.tools.paths.inside_project`,
-so ``../``, absolute paths and symlinks pointing out are refused. ``read_file``
-opens only an allow-list of text types and never a secret-bearing file, judged
-on the name the model gave *and* on the resolved target (a ``notes.txt`` that
-links to ``.env`` is refused). The loop cuts its output to the first 20,000
+Both tools declare ``path`` a project path: validation resolves it once
+(:func:`tao.tools.paths.resolve_path`), so ``../``, absolute paths and symlinks
+pointing out are refused, and the tool opens exactly the checked path with
+``O_NOFOLLOW`` on every component. ``read_file`` opens only an allow-list of
+text types and never a secret-bearing file, judged on the resolved target (a
+``notes.txt`` that links to ``.env`` is refused). The loop cuts its output to the first 20,000
 characters (SPEC L6).
 
     read_file, list_files = file_tools(Path("."))
@@ -22,9 +23,11 @@ from tao.errors import ToolError
 from tao.tools.base import Tool, make_tool
 from tao.tools.paths import (
     SECRET_DIRS,
-    inside_project,
+    act_path,
     is_secret_name,
     is_secret_path,
+    open_folder,
+    open_in_project,
     project_root,
     relative,
 )
@@ -61,32 +64,28 @@ def _readable_type(name: str) -> bool:
 
 
 def _read_text(root: Path, raw: str) -> str:
-    target = inside_project(root, raw)
-    asked = PurePath(raw.strip())
-    shown = relative(root, target)
-    if is_secret_path(asked) or is_secret_path(PurePath(shown)):
-        raise ToolError(f"{raw.strip()!r} holds secrets (keys, passwords, .env); it is never read")
-    if not target.exists():
-        raise ToolError(f"{raw.strip()!r} does not exist; use list_files to see what does")
-    if target.is_dir():
-        raise ToolError(f"{raw.strip()!r} is a folder; use list_files to see what is in it")
-    if not _readable_type(target.name) or not _readable_type(asked.name):
-        kinds = " ".join(sorted(READABLE_SUFFIXES))
-        raise ToolError(f"{raw.strip()!r} is not a text type this agent may read ({kinds})")
-    try:
-        # O_NONBLOCK: a FIFO planted under a readable name must not hang the run.
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as error:
-        raise ToolError(f"{raw.strip()!r} cannot be opened: {error.strerror}") from None
+    path = act_path(root, raw)
+    shown = path.relative
+    if is_secret_path(PurePath(shown)):
+        raise ToolError(f"{shown!r} holds secrets (keys, passwords, .env); it is never read")
+    # Opened by walking the checked path with O_NOFOLLOW: the file read is the file checked.
+    # O_NONBLOCK: a FIFO planted under a readable name must not hang the run.
+    fd = open_in_project(path, os.O_RDONLY | os.O_NONBLOCK)
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
+        os.close(fd)
+        raise ToolError(f"{shown!r} is a folder; use list_files to see what is in it")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        if not _readable_type(path.absolute.name):
+            kinds = " ".join(sorted(READABLE_SUFFIXES))
+            raise ToolError(f"{shown!r} is not a text type this agent may read ({kinds})")
         if not stat.S_ISREG(info.st_mode):
-            raise ToolError(f"{raw.strip()!r} is not a regular file")
+            raise ToolError(f"{shown!r} is not a regular file")
         data = handle.read(READ_MAX_BYTES)
     if b"\x00" in data:
-        raise ToolError(f"{raw.strip()!r} is binary, not text")
+        raise ToolError(f"{shown!r} is binary, not text")
     if _PRIVATE_KEY.search(data):
-        raise ToolError(f"{raw.strip()!r} contains a private key; it is never read")
+        raise ToolError(f"{shown!r} contains a private key; it is never read")
     text = data.decode("utf-8", errors="replace")
     if info.st_size > len(data):
         text += f"\n[file is {info.st_size:,} bytes; only the first {len(data):,} were read]"
@@ -109,7 +108,7 @@ def _entry_line(root: Path, entry: Path) -> str | None:
     return shown
 
 
-def _entry_lines(root: Path, entries: list[os.DirEntry[str]]) -> tuple[list[str], int, int]:
+def _entry_lines(root: Path, entries: list[Path]) -> tuple[list[str], int, int]:
     """The lines a listing shows, and how many entries were hidden (secret) and skipped (noise)."""
     lines: list[str] = []
     hidden = skipped = 0
@@ -117,7 +116,7 @@ def _entry_lines(root: Path, entries: list[os.DirEntry[str]]) -> tuple[list[str]
         if entry.name.casefold() in SKIPPED_DIRS and entry.is_dir():
             skipped += 1
             continue
-        line = None if is_secret_name(entry.name) else _entry_line(root, Path(entry.path))
+        line = None if is_secret_name(entry.name) else _entry_line(root, entry)
         if line is None:
             hidden += 1
             continue
@@ -126,18 +125,25 @@ def _entry_lines(root: Path, entries: list[os.DirEntry[str]]) -> tuple[list[str]
 
 
 def _list(root: Path, raw: str) -> str:
-    target = inside_project(root, raw or ".")
-    shown = relative(root, target)
-    if target != root and is_secret_path(PurePath(shown, "x")):
-        raise ToolError(f"{raw.strip()!r} holds secrets; it is never listed")
-    if not target.exists():
-        raise ToolError(f"{raw.strip()!r} does not exist")
-    if not target.is_dir():
-        raise ToolError(f"{raw.strip()!r} is a file, not a folder; use read_file to read it")
+    path = act_path(root, raw or ".")
+    shown = path.relative
+    if shown != "." and is_secret_path(PurePath(shown, "x")):
+        raise ToolError(f"{shown!r} holds secrets; it is never listed")
+    try:  # walked with O_NOFOLLOW: the folder listed is the folder checked
+        fd = open_folder(root, path.parts)
+    except ToolError:
+        if path.absolute.is_file():
+            raise ToolError(
+                f"{shown!r} is a file, not a folder; use read_file to read it"
+            ) from None
+        raise
     try:
-        entries = sorted(os.scandir(target), key=lambda e: (e.name.casefold(), e.name))
+        names = sorted(os.listdir(fd), key=lambda name: (name.casefold(), name))
     except OSError as error:
-        raise ToolError(f"{raw.strip()!r} cannot be listed: {error.strerror}") from None
+        raise ToolError(f"{shown!r} cannot be listed: {error.strerror}") from None
+    finally:
+        os.close(fd)
+    entries = [path.absolute / name for name in names]
     lines, hidden, skipped = _entry_lines(root, entries)
     total = len(lines)
     lines = lines[:LIST_MAX_ENTRIES]
@@ -175,6 +181,10 @@ def file_tools(project: Path | str) -> list[Tool]:
         return _list(root, path)
 
     return [
-        make_tool(read_file, max_chars=READ_MAX_CHARS, keep="head"),
-        make_tool(list_files, max_chars=READ_MAX_CHARS, keep="head"),
+        make_tool(
+            read_file, max_chars=READ_MAX_CHARS, keep="head", path_params=("path",), project=root
+        ),
+        make_tool(
+            list_files, max_chars=READ_MAX_CHARS, keep="head", path_params=("path",), project=root
+        ),
     ]

@@ -7,13 +7,25 @@ credential files) are recognised here too, whatever their case or suffix tricks,
 so that ``read_file`` and ``list_files`` agree on what is off limits.
 
     root = project_root(Path("."))
-    target = inside_project(root, "src/app.py")      # a resolved Path inside root
-    inside_project(root, "../etc/passwd")            # raises ToolError
+    target = resolve_path(root, "src/../app.py")    # ProjectPath(relative="app.py", ...)
+    resolve_path(root, "../etc/passwd")             # raises ToolError
+
+A path is resolved *once*, when a call's arguments are validated
+(:meth:`tao.tools.base.Tool.validate` replaces it by its project-relative form).
+When the tool acts, :func:`act_path` refuses a path that no longer names itself
+(a folder swapped for a symlink since the check), and :func:`open_in_project`
+walks from the project folder one component at a time with ``O_NOFOLLOW``, so
+the object opened is the object that was checked (SPEC S6).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import posixpath
 import unicodedata
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 
@@ -91,13 +103,114 @@ def is_secret_path(path: PurePath) -> bool:
     return bool(parts) and is_secret_name(parts[-1])
 
 
-def inside_project(root: Path, raw: str) -> Path:
-    """Resolve ``raw`` against ``root`` and return it, or raise :class:`ToolError` saying why.
+@dataclass(frozen=True, slots=True)
+class ProjectPath:
+    """A path inside the project, resolved once: what policies match and tools act on."""
+
+    #: The resolved project folder.
+    root: Path
+    #: The resolved absolute path (symlinks followed, ``..`` gone); inside ``root``.
+    absolute: Path
+    #: The project-relative POSIX form, ``.`` for the project itself; what rules match.
+    relative: str
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return () if self.relative == "." else tuple(self.relative.split("/"))
+
+
+def resolve_path(root: Path, raw: str) -> ProjectPath:
+    """Resolve ``raw`` against ``root``, or raise :class:`ToolError` saying why.
 
     ``root`` must already be resolved (see :func:`project_root`). Absolute paths,
     ``~`` paths, NUL bytes and anything whose resolved target leaves ``root``
     (``../``, or a symlinked file or folder pointing out) are refused.
     """
+    resolved = inside_project(root, raw)
+    return ProjectPath(root, resolved, relative(root, resolved))
+
+
+def act_path(root: Path, raw: str) -> ProjectPath:
+    """The path a tool acts on: ``raw`` must name itself, with no symlink on the way.
+
+    Validation already replaced the model's path by its resolved form; if it
+    resolves elsewhere now, something was swapped for a link since the check.
+    """
+    checked = resolve_path(root, raw)
+    lexical = posixpath.normpath(raw.strip())
+    if checked.relative != lexical:
+        raise ToolError(
+            f"{raw.strip()!r} passes through a symbolic link (to {checked.relative!r}); "
+            "it is not acted on: the path checked must be the path used"
+        )
+    return checked
+
+
+def open_in_project(
+    path: ProjectPath, flags: int = os.O_RDONLY, *, create_dirs: bool = False
+) -> int:
+    """Open ``path`` by walking from the project folder, never following a symlink.
+
+    Every folder on the way is opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to
+    the one before, so a component swapped for a link after the check is refused
+    (``ELOOP``/``ENOTDIR``) instead of followed out of the project.
+    ``create_dirs`` makes missing folders on the way (for ``write_file``).
+    """
+    folder = open_folder(path.root, path.parts[:-1], create=create_dirs)
+    if not path.parts:
+        return folder if flags == os.O_RDONLY else _refuse_root(folder)
+    try:
+        return os.open(path.parts[-1], flags | _NOFOLLOW, 0o666, dir_fd=folder)
+    except OSError as error:
+        raise _explain(path.relative, error) from None
+    finally:
+        os.close(folder)
+
+
+def open_folder(root: Path, parts: tuple[str, ...], *, create: bool = False) -> int:
+    """A descriptor of ``root/parts...`` reached one component at a time, links refused."""
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    try:
+        for index, part in enumerate(parts):
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                child = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except OSError as error:
+                raise _explain("/".join(parts[: index + 1]), error) from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def _refuse_root(folder: int) -> int:
+    os.close(folder)
+    raise ToolError("give a file path, not the project folder")
+
+
+def _explain(shown: str, error: OSError) -> ToolError:
+    """A clear refusal for what walking a checked path can meet."""
+    if error.errno in (errno.ELOOP, errno.EMLINK):
+        return ToolError(f"{shown!r} is a symbolic link now; it is not followed (S6)")
+    if error.errno == errno.ENOTDIR:
+        return ToolError(f"{shown!r}: a folder on the way is not a folder (or is a link)")
+    if error.errno == errno.ENOENT:
+        return ToolError(f"{shown!r} does not exist; use list_files to see what does")
+    if error.errno == errno.EISDIR:
+        return ToolError(f"{shown!r} is a folder")
+    return ToolError(f"{shown!r} cannot be opened: {error.strerror}")
+
+
+def inside_project(root: Path, raw: str) -> Path:
+    """Resolve ``raw`` against ``root`` and return the resolved path (see :func:`resolve_path`)."""
     text = raw.strip()
     if "\x00" in text:
         raise ToolError("the path contains a NUL byte")

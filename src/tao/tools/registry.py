@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tao.errors import ToolDefinitionError, UnknownToolSetError
-from tao.tools.base import Tool, ToolFunction, make_tool
+from tao.tools.base import Tool, ToolFunction, make_tool, normal_name
 
 #: Tool names the loop owns; a user tool may not take them.
 RESERVED_NAMES = frozenset({"finish"})
@@ -128,18 +128,29 @@ def resolve_tools(
             raise ToolDefinitionError(
                 f"cannot use {spec!r} as a tool: give a tool set name, a Tool or a typed function"
             )
-    _check_names(tools)
+    check_names(tools)
     return tools
 
 
-def _check_names(tools: Sequence[Tool]) -> None:
-    """Refuse a reserved name or two tools with one name: the model could not tell them apart."""
-    seen: set[str] = set()
+def check_names(tools: Sequence[Tool]) -> None:
+    """Refuse a reserved name, or two tools whose names differ only in spelling.
+
+    Names are compared after :func:`normal_name` (case, whitespace, ``-``/``_``),
+    the same form :func:`tao.act.find_tool` looks them up in: an MCP tool
+    ``Read_File`` beside the built-in ``read_file`` would otherwise take the
+    model's ``READ_FILE[...]`` calls (issue 12 item 9).
+    """
+    seen: dict[str, str] = {}
     for item in tools:
-        if item.name in RESERVED_NAMES:
+        normal = normal_name(item.name)
+        if normal in RESERVED_NAMES:
             raise ToolDefinitionError(f"the tool name {item.name!r} is reserved; the loop adds it")
-        if item.name in seen:
+        if normal in seen:
+            first = seen[normal]
+            same = "two tools are named" if first == item.name else "the tool names"
+            shown = repr(first) if first == item.name else f"{first!r} and {item.name!r}"
             raise ToolDefinitionError(
-                f"two tools are named {item.name!r}; tool names must be unique"
+                f"{same} {shown}, which the model cannot tell apart (names are compared "
+                "ignoring case, spaces, '-' and '_'); rename one"
             )
-        seen.add(item.name)
+        seen[normal] = item.name

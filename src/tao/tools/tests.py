@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -24,30 +25,43 @@ from pathlib import Path
 from typing import IO
 
 from tao.errors import ToolError
+from tao.redact import find_secrets
 from tao.tools.base import Tool, make_tool
-from tao.tools.paths import inside_project, project_root, relative
+from tao.tools.limits import remaining_s
+from tao.tools.paths import ProjectPath, act_path, open_in_project, project_root
 
 TESTS_MAX_CHARS = 2_000
 #: Output kept in memory; far above what the model sees, it only bounds memory.
 MAX_OUTPUT_BYTES = 1_000_000
 
-#: A variable whose name contains one of these words is dropped.
+#: A variable whose upper-cased name contains one of these families is dropped:
+#: ``DB_PASS``, ``MYSQL_PWD``, ``APP_JWT``, ``SENTRY_DSN``, ``SLACK_WEBHOOK_URL``, ...
 SECRET_NAME_WORDS: tuple[str, ...] = (
-    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH",
-    "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "CERT",
+    "PASS", "PWD", "SECRET", "TOKEN", "KEY", "JWT", "AUTH", "CREDENTIAL", "CRED", "WEBHOOK",
+    "DSN", "COOKIE", "SESSION", "PRIVATE", "CERT", "SIGNATURE", "SIGNING", "SALT", "BEARER",
+    "OAUTH", "API", "ACCESS", "CONN", "DATABASE_URL", "_URI", "SAS", "LICENSE",
 )  # fmt: skip
 #: A variable whose name starts with one of these prefixes is dropped (provider and cloud logins).
 SECRET_NAME_PREFIXES: tuple[str, ...] = (
     "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "OPENAI_", "ANTHROPIC_", "GEMINI_",
     "MISTRAL_", "COHERE_", "GROQ_", "HF_", "HUGGING", "GITHUB_", "GH_", "GITLAB_", "NPM_",
     "PYPI_", "TWINE_", "DOCKER_", "VAULT_", "SLACK_", "STRIPE_", "DATABASE_", "PG", "MYSQL_",
-    "REDIS_", "SENTRY_", "TAO_",
+    "REDIS_", "SENTRY_", "TAO_", "ARM_", "DIGITALOCEAN_", "CLOUDFLARE_", "TWILIO_", "SENDGRID_",
 )  # fmt: skip
-#: Values that look like credentials: provider key prefixes, URLs with a password.
-_SECRET_VALUE = re.compile(
-    r"^(sk-|sk_|pk_|rk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|hf_)"
-    r"|://[^/\s:@]+:[^/\s@]+@"
+#: Plain variables a test run needs; kept whatever their name says (``PWD`` is the folder).
+#: Their values still go through the value check.
+KEPT_NAMES: frozenset[str] = frozenset(
+    {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "TEMP", "TMP", "USER",
+     "LOGNAME", "SHELL", "PWD", "SYSTEMROOT", "COMSPEC", "PATHEXT", "PYTHONPATH",
+     "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING", "VIRTUAL_ENV", "NO_COLOR"}
+)  # fmt: skip
+#: Values that start like a provider key, however short (``sk-live-1234``).
+_KEY_PREFIX = re.compile(
+    r"^(sk-|sk_|pk_|rk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|hf_|"
+    r"npm_|pypi-|SG\.|eyJ)"
 )
+#: URLs carrying a user and password: ``postgres://app:pw@db/app``.
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@]*:[^/\s@]*@")
 
 _EXIT_CODES = {
     0: "all tests passed",
@@ -59,17 +73,28 @@ _EXIT_CODES = {
 }
 
 
+def secret_variable(name: str, value: str) -> bool:
+    """Whether an environment variable may carry a credential, judged by name *and* value.
+
+    By name: a family word anywhere in the upper-cased name, or a provider prefix.
+    By value: anything the secret detector finds (:func:`tao.redact.find_secrets`),
+    or a URL with credentials, whatever the variable is called.
+    """
+    upper = name.upper()
+    if upper not in KEPT_NAMES and not upper.startswith("LC_"):
+        if any(word in upper for word in SECRET_NAME_WORDS):
+            return True
+        if upper.startswith(SECRET_NAME_PREFIXES):
+            return True
+    if _KEY_PREFIX.match(value.strip()) or _URL_CREDENTIALS.search(value):
+        return True
+    return bool(find_secrets(value))
+
+
 def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """A copy of ``environ`` without variables that may carry keys, tokens, secrets or passwords."""
     source = os.environ if environ is None else environ
-    kept: dict[str, str] = {}
-    for name, value in source.items():
-        upper = name.upper()
-        if any(word in upper for word in SECRET_NAME_WORDS):
-            continue
-        if upper.startswith(SECRET_NAME_PREFIXES) or _SECRET_VALUE.search(value):
-            continue
-        kept[name] = value
+    kept = {name: value for name, value in source.items() if not secret_variable(name, value)}
     kept["PYTHONDONTWRITEBYTECODE"] = "1"
     return kept
 
@@ -102,15 +127,42 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_pytest(root: Path, raw: str, timeout_s: float) -> str:
-    """Run pytest on one test file of the project; return its output with a summary line last."""
-    target = inside_project(root, raw)
-    if not (target.name.startswith("test_") and target.suffix == ".py"):
+def test_file(root: Path, raw: str) -> ProjectPath:
+    """The checked test file: ``test_*.py``, a regular file, no component that reads as an option.
+
+    pytest takes options anywhere on its command line; a folder named
+    ``--junitxml=x`` or ``-p`` must never become one, so such names are refused
+    here and the path is passed after ``--`` as well.
+    """
+    target = act_path(root, raw)
+    option = next((part for part in target.parts if part.startswith("-")), None)
+    if option is not None:
+        raise ToolError(f"{target.relative!r}: a path component starts with '-' ({option!r})")
+    name = target.parts[-1] if target.parts else ""
+    if not (name.startswith("test_") and name.endswith(".py")):
         raise ToolError(f"{raw.strip()!r} is not a test file: only test_*.py files can be run")
-    if not target.is_file():
-        raise ToolError(f"{raw.strip()!r} does not exist; use list_files to find the tests")
-    shown = relative(root, target)
-    command = [sys.executable, "-m", "pytest", shown, "-q", "-p", "no:cacheprovider"]
+    try:
+        fd = open_in_project(target, os.O_RDONLY | os.O_NONBLOCK)
+    except ToolError as error:
+        raise ToolError(f"{error}; use list_files to find the tests") from None
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    os.close(fd)
+    if not regular:
+        raise ToolError(f"{target.relative!r} is not a regular file")
+    return target
+
+
+def run_pytest(root: Path, raw: str, timeout_s: float) -> str:
+    """Run pytest on one test file of the project; return its output with a summary line last.
+
+    The child is killed with its whole process group at ``timeout_s`` or at the
+    deadline of the tool call it runs in (:func:`tao.tools.limits.remaining_s`),
+    whichever comes first.
+    """
+    shown = test_file(root, raw).relative
+    left = remaining_s()
+    timeout_s = timeout_s if left is None else min(timeout_s, left)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--", shown]
     try:
         process = subprocess.Popen(
             command,
@@ -163,7 +215,16 @@ def test_tools(project: Path | str, *, timeout_s: float = 120) -> list[Tool]:  #
         """
         return run_pytest(root, path, timeout_s)
 
-    return [make_tool(run_tests, max_chars=TESTS_MAX_CHARS, keep="tail")]
+    return [
+        make_tool(
+            run_tests,
+            max_chars=TESTS_MAX_CHARS,
+            keep="tail",
+            timeout_s=timeout_s + 10,  # its own kill comes first; the act's limit is a backstop
+            path_params=("path",),
+            project=root,
+        )
+    ]
 
 
 test_tools.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite its name

@@ -1,0 +1,75 @@
+"""Time limits for tool calls (SPEC L5, issue 12 item 5): a hung tool never hangs the run.
+
+A Python function cannot be killed from outside: :func:`run_with_limit` runs it
+in a daemon thread and, at the limit, *abandons* it — the run goes on with an
+error observation while the thread finishes (or not) on its own, and never keeps
+the process alive at exit. Tools that start children do better: they read
+:func:`remaining_s` (the deadline of the call they run in) and kill their whole
+process group when it passes, so nothing outlives the call.
+
+    outcome = run_with_limit(lambda: slow_tool(), 5.0)   # Finished(value) or TimedOut()
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+#: The monotonic time by which the tool call running in this context must end.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "tao_tool_deadline", default=None
+)
+
+
+def remaining_s() -> float | None:
+    """Seconds left to the call running in this context; ``None`` when it has no limit."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[T]):
+    """The call returned ``value`` (or raised ``error``) within its limit."""
+
+    value: T | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """The call was still running at its limit and was abandoned."""
+
+    limit_s: float
+
+
+def run_with_limit(fn: Callable[[], T], limit_s: float | None) -> Finished[T] | TimedOut:
+    """Run ``fn`` with at most ``limit_s`` seconds of waiting; ``None`` waits as long as it takes.
+
+    The worker is a daemon thread started with a copy of the caller's context plus
+    the deadline, so a tool can ask :func:`remaining_s`. Exceptions are carried
+    back, not raised, so the caller decides what becomes an observation.
+    """
+    if limit_s is None:
+        return _call(fn)
+    box: list[Finished[T]] = []
+    context = contextvars.copy_context()
+    context.run(_DEADLINE.set, time.monotonic() + limit_s)
+    worker = threading.Thread(
+        target=lambda: box.append(context.run(_call, fn)), name="tao-tool", daemon=True
+    )
+    worker.start()
+    worker.join(limit_s)
+    return box[0] if box else TimedOut(limit_s)
+
+
+def _call(fn: Callable[[], T]) -> Finished[T]:
+    try:
+        return Finished(fn())
+    except BaseException as error:  # carried back to the caller, who turns it into text
+        return Finished(error=error)
