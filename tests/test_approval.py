@@ -22,6 +22,7 @@ import pytest
 from tao import Agent, Status, TaoError, tool
 from tao.policy import Policy, PolicyError, Rule
 from tao.state import call_digest
+from tao.tools.registry import resolve_tools
 
 Replay = Callable[[list[str]], Path]
 
@@ -105,8 +106,9 @@ def test_policy_files_are_read_strictly(tmp_path: Path) -> None:
     good = tmp_path / "policy.toml"
     good.write_text('[[allow]]\ntool = "write_file"\npath = "out/**"\n')
     policy = Policy.load(good)
-    assert policy.allows("write_file", {"path": "out/a/b.txt", "content": "x"})
-    assert not policy.allows("write_file", {"path": "src/a.py", "content": "x"})
+    (write_file,) = [t for t in resolve_tools(["write"], project=tmp_path) if t.name == "write_file"]
+    assert policy.allows(write_file, {"path": "out/a/b.txt", "content": "x"})
+    assert not policy.allows(write_file, {"path": "src/a.py", "content": "x"})
     bad = tmp_path / "bad.toml"
     bad.write_text('[[allow]]\npath = "out/**"\n')
     with pytest.raises(PolicyError, match="rule 1 needs tool"):

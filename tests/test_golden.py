@@ -4,6 +4,11 @@
 ``scenarios.json`` (made by ``make_golden.py`` from the pre-redesign tree): the
 status, the answer, every step with its exact model input, observation and
 tokens. The current tao must print the same, scenario by scenario.
+
+One entry was re-recorded on purpose, with the change that made it differ: ``files``
+(issue 12, SPEC S6): a path that resolves outside the project is now refused when the
+arguments are validated, so the refusal is tao's own error (``arguments`` null, not
+fenced as untrusted tool output) instead of the tool's.
 """
 
 from __future__ import annotations

@@ -151,7 +151,13 @@ def time_limit(ready: Ready, run: Executor, timeout_s: float | None) -> float | 
     return min(limits) if limits else None
 
 
-def execute(ready: Ready, run: Executor = call_tool, *, timeout_s: float | None = None) -> Outcome:
+def execute(
+    ready: Ready,
+    run: Executor = call_tool,
+    *,
+    timeout_s: float | None = None,
+    approved_preview: str | None = None,
+) -> Outcome:
     """Run a validated call; a crash or a refusal becomes ``Error: ...`` (L4), cut to size (L6).
 
     The call runs under the tighter of ``tool.timeout_s`` and ``timeout_s`` (the
@@ -163,6 +169,10 @@ def execute(ready: Ready, run: Executor = call_tool, *, timeout_s: float | None 
     from the world is marked with its source so the transcript fences it (S4).
     """
     started = time.perf_counter()
+    try:  # an approved call runs only if it would still do what the person was shown
+        ready.tool.confirm(ready.arguments, approved_preview)
+    except ToolError as error:
+        return Outcome(StepKind.ACTION, f"Error: {error}", ready.tool.name, ready.arguments)
     limit = time_limit(ready, run, timeout_s)
     result = run_with_limit(lambda: run(ready.tool, ready.arguments), limit)
     if isinstance(result, TimedOut):

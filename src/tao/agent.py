@@ -10,7 +10,7 @@
 The loop (:func:`tao.loop.react`) is one pure generator; the two drivers here
 only answer what it asks, ``run`` with threads and ``arun`` with asyncio. What
 they share (recording, checkpoints, approvals) is written once in
-:class:`_Driver`; only the three calls that can block differ.
+:class:`Driver`; only the three calls that can block differ.
 """
 
 from __future__ import annotations
@@ -21,25 +21,20 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, Ready, call_tool, execute
-from tao.errors import FatalError
-from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.act import Approver, Executor, Outcome, call_tool
+from tao.driver import Driver, ignore
+from tao.events import Event, FinalEvent
 from tao.exchange import (
     Answer,
-    ApprovalAnswer,
     AskApproval,
     AskModel,
     Ending,
     ModelAnswer,
     ModelFailure,
     RunTools,
-    SaveCheckpoint,
-    StepDone,
 )
-from tao.loop import Loop
 from tao.models import Model
 from tao.models.base import ModelReply
 from tao.policy import Policy
@@ -53,16 +48,6 @@ if TYPE_CHECKING:
     from tao.store import Store
 
 ToolSpec = str | Tool | Callable[..., object]
-Emit = Callable[[Event], None]
-#: What the loop asks for that may take time: a model, a person, tools.
-Blocking = AskModel | AskApproval | RunTools
-#: Parallel tool calls of one reply run at most this many at a time.
-MAX_PARALLEL_CALLS = 8
-
-
-def _ignore(event: Event) -> None:
-    pass
-
 
 class Agent:
     """A model, a set of tools and a :class:`RunConfig`; :meth:`run` solves one task with them.
@@ -111,11 +96,11 @@ class Agent:
 
     def run(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
         """Solve ``task``; returns a result whatever the model writes (SPEC L1, L4)."""
-        return _SyncDriver(self, observers, _ignore).drive(self._begin(task))
+        return _SyncDriver(self, observers, ignore).drive(self._begin(task))
 
     async def arun(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
         """``run`` without blocking the event loop: ``result = await agent.arun(task)``."""
-        return await _AsyncDriver(self, observers, _ignore).drive(self._begin(task))
+        return await _AsyncDriver(self, observers, ignore).drive(self._begin(task))
 
     def resume(
         self,
@@ -133,7 +118,7 @@ class Agent:
         without it, decisions recorded by ``tao runs approve/deny`` apply, and a
         call still undecided asks :attr:`approve` or pauses again.
         """
-        return _SyncDriver(self, observers, _ignore).drive(self._reopen(run, approve))
+        return _SyncDriver(self, observers, ignore).drive(self._reopen(run, approve))
 
     def stream(self, task: str, *, observers: Sequence[RunObserver] = ()) -> Iterator[Event]:
         """Yield typed events (text as it arrives, actions, observations), the result last."""
@@ -211,102 +196,7 @@ class Agent:
         return self._store
 
 
-class _Driver:
-    """What both drivers do for the loop that cannot block: record, checkpoint, approve."""
-
-    def __init__(self, agent: Agent, observers: Sequence[RunObserver], emit: Emit) -> None:
-        self.agent = agent
-        self.emit = emit
-        self.observers = list(observers)
-        self.store = agent.run_log()
-        if self.store is not None:
-            from tao.store import RunRecorder
-
-            self.observers.insert(0, RunRecorder(self.store, agent.config))
-
-    def open(self, start: Start) -> RunResult:
-        with _partial(start.result):
-            for observer in self.observers:
-                observer.on_start(start.result)
-        return start.result
-
-    def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
-        with _partial(result):
-            self._note(request, result)
-
-    def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
-        if isinstance(request, StepDone):
-            result.add_step(request.step)
-            for observer in self.observers:
-                observer.on_step(result, request.step)
-            self.emit(ObservationEvent(request.step))
-        elif self.store is not None:
-            self.store.save_state(result.run_id, request.checkpoint)
-        else:
-            self.agent._memory[result.run_id] = request.checkpoint
-
-    def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
-        """Send ``answer``; record and checkpoint on the way (those never wait); return the
-        next request that may block (model, person, tools), or how the run ended."""
-        while True:
-            try:
-                request = loop.send(answer)
-            except StopIteration as stop:
-                ending: Ending = stop.value
-                return ending
-            if not isinstance(request, SaveCheckpoint | StepDone):
-                return request
-            self.note(request, result)
-            answer = None
-
-    def close(self, result: RunResult, ending: Ending) -> RunResult:
-        result.status, result.answer = ending.status, ending.answer
-        result.error, result.stop_reason = ending.error, ending.stop_reason
-        result.pending = list(ending.pending) if ending.pending else None
-        result.duration_s = time.time() - result.started_at
-        with _partial(result):
-            for observer in self.observers:
-                observer.on_finish(result)
-        self.emit(FinalEvent(result))
-        return result
-
-    def approve(self, request: AskApproval) -> ApprovalAnswer:
-        """Side effects need a yes for this exact call: a policy rule or a person (SPEC S3).
-
-        ``None`` means nobody can decide now (no terminal): the run pauses, and the
-        person who decides later is shown the preview (a diff).
-        """
-        agent, decisions, previews = self.agent, [], []
-        for ready, pending in zip(request.calls, request.pending, strict=True):
-            decision: Decision | None = None
-            if agent.policy.allows(ready.tool.name, ready.arguments):
-                decision = True
-            else:
-                self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
-                if agent.approve is not None:
-                    decision = agent.approve(ready.tool, ready.arguments)
-            decisions.append(decision)
-            previews.append(_preview(ready) if decision is None else None)
-        return ApprovalAnswer(tuple(decisions), tuple(previews))
-
-    def announce(self, request: RunTools) -> None:
-        for ready in request.calls:
-            call = ready.call
-            self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
-
-    def on_text(self, step: int) -> Callable[[str], None] | None:
-        if self.emit is _ignore:
-            return None
-        emit = self.emit
-        return lambda text: emit(TextDelta(step, text))
-
-    def parallel(self, request: RunTools) -> int:
-        """How many calls of one reply may run at once (a custom executor: one at a time)."""
-        custom = self.agent.executor is not call_tool
-        return 1 if custom else min(len(request.calls), MAX_PARALLEL_CALLS)
-
-
-class _SyncDriver(_Driver):
+class _SyncDriver(Driver):
     def drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.agent.setup)
         request = self.advance(loop, None, result)
@@ -330,14 +220,14 @@ class _SyncDriver(_Driver):
 
     def act(self, request: RunTools) -> list[Outcome]:
         self.announce(request)
-        executor, workers = self.agent.executor, self.parallel(request)
-        if workers == 1:
-            return [execute(ready, executor) for ready in request.calls]
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(lambda ready: execute(ready, executor), request.calls))
+        jobs = self.jobs(request)
+        if len(jobs) == 1 or self.parallel(request) == 1:
+            return [job() for job in jobs]
+        with ThreadPoolExecutor(self.parallel(request)) as pool:
+            return list(pool.map(lambda job: job(), jobs))
 
 
-class _AsyncDriver(_Driver):
+class _AsyncDriver(Driver):
     async def drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.agent.setup)
         request = self.advance(loop, None, result)
@@ -367,31 +257,10 @@ class _AsyncDriver(_Driver):
 
     async def act(self, request: RunTools) -> list[Outcome]:
         self.announce(request)
-        executor, limit = self.agent.executor, asyncio.Semaphore(self.parallel(request))
+        limit = asyncio.Semaphore(self.parallel(request))
 
-        async def one(ready: Ready) -> Outcome:
+        async def one(job: Callable[[], Outcome]) -> Outcome:
             async with limit:
-                return await asyncio.to_thread(execute, ready, executor)
+                return await asyncio.to_thread(job)
 
-        return list(await asyncio.gather(*(one(ready) for ready in request.calls)))
-
-
-@contextmanager
-def _partial(result: RunResult) -> Iterator[None]:
-    """A fatal error while recording (the run log failed) carries the run so far."""
-    try:
-        yield
-    except FatalError as error:
-        if error.partial is None:
-            error.partial = result
-        raise
-
-
-def _preview(ready: Ready) -> str | None:
-    """What a person should see before deciding (a diff); never breaks the pause."""
-    if ready.tool.preview is None:
-        return None
-    try:
-        return ready.tool.preview(ready.arguments)
-    except Exception as error:
-        return f"(no preview: {error})"
+        return list(await asyncio.gather(*(one(job) for job in self.jobs(request))))

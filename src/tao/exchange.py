@@ -60,6 +60,11 @@ class RunTools:
 
     step: int
     calls: tuple[Ready, ...]
+    approved_previews: tuple[str | None, ...]
+    """Per call, what the person who approved it was shown; the call runs only if that is
+    still what it would do (``Tool.confirm``, SPEC S6/S7). ``None``: nothing to compare."""
+    timeout_s: float | None = None
+    """What is left of the run's time budget; no call may outlast it."""
 
 
 @message
@@ -96,6 +101,8 @@ class ApprovalAnswer:
 
     decisions: tuple[Decision | None, ...]
     previews: tuple[str | None, ...]
+    """What each call would do, as the person deciding sees it (a diff); ``None`` if the tool
+    has no preview."""
 
 
 Answer = ModelAnswer | ModelFailure | ApprovalAnswer | Sequence[Outcome] | None

@@ -117,7 +117,9 @@ def react(
     while True:
         if resume is not None and resume.reply is not None and resume.step is not None:
             turn = _Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
-            decisions, executing = dict(resume.decisions), resume.executing
+            turn.decisions.update(resume.decisions)
+            turn.shown.update((call.id, call.preview) for call in resume.pending)
+            turn.executing = resume.executing
         else:
             spent = run.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
             if spent is not None:
@@ -129,9 +131,8 @@ def react(
                 return Ending(Status.ERROR, error=answer.message)
             assert isinstance(answer, ModelAnswer)
             turn = _Turn(run.steps + 1, list(request.messages), answer)
-            decisions, executing = {}, False
         resume = None
-        outcome = yield from _respond(run, turn, decisions, executing)
+        outcome = yield from _respond(run, turn)
         if isinstance(outcome, Ending):
             return outcome
         for step in outcome:
@@ -142,23 +143,28 @@ def react(
             return Ending(Status.FINISHED, answer=final.argument)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Turn:
-    """One model reply being acted on: its step, the messages it answered, the reply."""
+    """One model reply being acted on: its step, the messages it answered, the reply, and
+    the approvals of its calls so far."""
 
     index: int
     sent: list[Message]
     answer: ModelAnswer
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    """Decisions taken, by PendingCall id."""
+    shown: dict[str, str | None] = field(default_factory=dict)
+    """What the person deciding was shown for each call, by PendingCall id."""
+    executing: bool = False
+    """Its side effects had started when the run stopped (resumed from a checkpoint)."""
 
 
-def _respond(
-    run: _Run, turn: _Turn, decisions: dict[str, Decision], executing: bool
-) -> Generator[Request, Answer, list[Step] | Ending]:
+def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | Ending]:
     """Read one reply, run what it asks for, extend the transcript.
 
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
-    setup, reply = run.setup, turn.answer.reply
+    setup, reply, decisions, shown = run.setup, turn.answer.reply, turn.decisions, turn.shown
     parsed = _parse(setup, turn)
     if isinstance(parsed, FinalAnswer):
         return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=parsed.answer)]
@@ -172,7 +178,7 @@ def _respond(
     outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
     ready = {i: p for i, p in enumerate(prepared) if isinstance(p, Ready)}
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
-    waiting = yield from _approve(gated, ready, decisions)
+    waiting = yield from _approve(gated, ready, decisions, shown)
     if waiting:
         yield run.checkpoint(
             step=turn.index, reply=reply, pending=waiting, decisions=dict(decisions)
@@ -181,13 +187,15 @@ def _respond(
     for i, call in gated.items():
         if decisions[call.id] is not True:
             outcomes[i] = refuse(ready.pop(i), decisions[call.id])
-        elif executing:  # killed while it ran: never run it a second time
+        elif turn.executing:  # killed while it ran: never run it a second time
             outcomes[i] = interrupted(ready.pop(i))
     if any(i in ready for i in gated):  # written before any side effect happens
         yield run.checkpoint(
             step=turn.index, reply=reply, decisions=dict(decisions), executing=True
         )
-    done = (yield RunTools(turn.index, tuple(ready.values()))) if ready else []
+    previews = tuple(shown.get(gated[i].id) if i in gated else None for i in ready)
+    left = run.budget.max_seconds - run.elapsed()
+    done = (yield RunTools(turn.index, tuple(ready.values()), previews, left)) if ready else []
     assert isinstance(done, Sequence)
     outcomes.update(zip(ready, done, strict=True))
     ordered = [outcomes[i] for i in range(len(calls))]
@@ -217,9 +225,15 @@ def _action_step(
 
 
 def _approve(
-    gated: dict[int, PendingCall], ready: dict[int, Ready], decisions: dict[str, Decision]
+    gated: dict[int, PendingCall],
+    ready: dict[int, Ready],
+    decisions: dict[str, Decision],
+    shown: dict[str, str | None],
 ) -> Generator[Request, Answer, tuple[PendingCall, ...]]:
-    """Ask about the gated calls no decision covers; the ones still undecided after that."""
+    """Ask about the gated calls no decision covers; the ones still undecided after that.
+
+    ``shown`` gains what each asked call's preview was, so the call can be confirmed
+    unchanged right before it runs."""
     ask = [i for i, call in gated.items() if call.id not in decisions]
     if not ask:
         return ()
@@ -229,6 +243,7 @@ def _approve(
     assert isinstance(answer, ApprovalAnswer)
     waiting = []
     for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
+        shown[gated[i].id] = preview
         if decision is None:
             waiting.append(_with_preview(gated[i], preview))
         else:

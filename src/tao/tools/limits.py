@@ -13,11 +13,12 @@ process group when it passes, so nothing outlives the call.
 from __future__ import annotations
 
 import contextvars
+import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -51,21 +52,59 @@ class TimedOut:
 def run_with_limit(fn: Callable[[], T], limit_s: float | None) -> Finished[T] | TimedOut:
     """Run ``fn`` with at most ``limit_s`` seconds of waiting; ``None`` waits as long as it takes.
 
-    The worker is a daemon thread started with a copy of the caller's context plus
-    the deadline, so a tool can ask :func:`remaining_s`. Exceptions are carried
+    The worker is a daemon thread that runs ``fn`` in a copy of the caller's context
+    plus the deadline, so a tool can ask :func:`remaining_s`. Exceptions are carried
     back, not raised, so the caller decides what becomes an observation.
     """
     if limit_s is None:
         return _call(fn)
-    box: list[Finished[T]] = []
     context = contextvars.copy_context()
     context.run(_DEADLINE.set, time.monotonic() + limit_s)
-    worker = threading.Thread(
-        target=lambda: box.append(context.run(_call, fn)), name="tao-tool", daemon=True
-    )
-    worker.start()
-    worker.join(limit_s)
-    return box[0] if box else TimedOut(limit_s)
+    job: _Job[T] = _Job(lambda: context.run(_call, fn))
+    _WORKERS.submit(job)
+    if job.done.wait(limit_s):
+        return job.result
+    return TimedOut(limit_s)
+
+
+class _Job(Generic[T]):
+    __slots__ = ("done", "result", "run")
+
+    def __init__(self, run: Callable[[], Finished[T]]) -> None:
+        self.run = run
+        self.done = threading.Event()
+        self.result: Finished[T] = Finished()
+
+
+class _Workers:
+    """Daemon threads kept for the next call: starting a thread per call cost more than the
+    rest of a step. A worker stuck in an abandoned call is simply not reused until it ends;
+    being a daemon, it never keeps the process alive."""
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue[_Job[object]]] = []
+        self._lock = threading.Lock()
+
+    def submit(self, job: _Job[T]) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(
+                target=self._serve, args=(inbox,), name="tao-tool", daemon=True
+            ).start()
+        inbox.put(cast("_Job[object]", job))
+
+    def _serve(self, inbox: queue.SimpleQueue[_Job[object]]) -> None:
+        while True:
+            job = inbox.get()
+            job.result = job.run()
+            job.done.set()
+            with self._lock:
+                self._idle.append(inbox)
+
+
+_WORKERS = _Workers()
 
 
 def _call(fn: Callable[[], T]) -> Finished[T]:

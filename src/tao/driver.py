@@ -1,0 +1,172 @@
+"""What both of the agent's drivers do for the loop: record, checkpoint, approve, prepare calls.
+
+:mod:`tao.agent` drives the loop with threads (``run``) or asyncio (``arun``); only
+the calls that can block (the model, the tools, a person at a terminal) differ
+between the two, so everything else is written once here.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from tao.act import Outcome, Ready, call_tool, execute
+from tao.errors import FatalError
+from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.exchange import (
+    Answer,
+    ApprovalAnswer,
+    AskApproval,
+    AskModel,
+    Ending,
+    RunTools,
+    SaveCheckpoint,
+    StepDone,
+)
+from tao.loop import Loop
+from tao.runs import Start
+from tao.state import Decision
+from tao.trace import RunObserver, RunResult
+
+if TYPE_CHECKING:
+    from tao.agent import Agent
+
+Emit = Callable[[Event], None]
+#: What the loop asks for that may take time: a model, a person, tools.
+Blocking = AskModel | AskApproval | RunTools
+#: Parallel tool calls of one reply run at most this many at a time.
+MAX_PARALLEL_CALLS = 8
+
+
+def ignore(event: Event) -> None:
+    """The emit of a run nobody streams."""
+
+
+class Driver:
+    """What both drivers do for the loop that cannot block: record, checkpoint, approve."""
+
+    def __init__(self, agent: Agent, observers: Sequence[RunObserver], emit: Emit) -> None:
+        self.agent = agent
+        self.emit = emit
+        self.observers = list(observers)
+        self.store = agent.run_log()
+        if self.store is not None:
+            from tao.store import RunRecorder
+
+            self.observers.insert(0, RunRecorder(self.store, agent.config))
+
+    def open(self, start: Start) -> RunResult:
+        with _partial(start.result):
+            for observer in self.observers:
+                observer.on_start(start.result)
+        return start.result
+
+    def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
+        with _partial(result):
+            self._note(request, result)
+
+    def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
+        if isinstance(request, StepDone):
+            result.add_step(request.step)
+            for observer in self.observers:
+                observer.on_step(result, request.step)
+            self.emit(ObservationEvent(request.step))
+        elif self.store is not None:
+            self.store.save_state(result.run_id, request.checkpoint)
+        else:
+            self.agent._memory[result.run_id] = request.checkpoint
+
+    def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
+        """Send ``answer``; record and checkpoint on the way (those never wait); return the
+        next request that may block (model, person, tools), or how the run ended."""
+        while True:
+            try:
+                request = loop.send(answer)
+            except StopIteration as stop:
+                ending: Ending = stop.value
+                return ending
+            if not isinstance(request, SaveCheckpoint | StepDone):
+                return request
+            self.note(request, result)
+            answer = None
+
+    def close(self, result: RunResult, ending: Ending) -> RunResult:
+        result.status, result.answer = ending.status, ending.answer
+        result.error, result.stop_reason = ending.error, ending.stop_reason
+        result.pending = list(ending.pending) if ending.pending else None
+        result.duration_s = time.time() - result.started_at
+        with _partial(result):
+            for observer in self.observers:
+                observer.on_finish(result)
+        self.emit(FinalEvent(result))
+        return result
+
+    def approve(self, request: AskApproval) -> ApprovalAnswer:
+        """Side effects need a yes for this exact call: a policy rule or a person (SPEC S3).
+
+        ``None`` means nobody can decide now (no terminal): the run pauses, and the
+        person who decides later is shown the preview (a diff).
+        """
+        agent, decisions, previews = self.agent, [], []
+        for ready, pending in zip(request.calls, request.pending, strict=True):
+            decision: Decision | None = None
+            preview = _preview(ready)
+            if agent.policy.allows(ready.tool, ready.arguments):
+                decision = True
+            else:
+                self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
+                if agent.approve is not None:
+                    decision = agent.approve(ready.tool, ready.arguments)
+            decisions.append(decision)
+            previews.append(preview)
+        return ApprovalAnswer(tuple(decisions), tuple(previews))
+
+    def announce(self, request: RunTools) -> None:
+        for ready in request.calls:
+            call = ready.call
+            self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
+
+    def on_text(self, step: int) -> Callable[[str], None] | None:
+        if self.emit is ignore:
+            return None
+        emit = self.emit
+        return lambda text: emit(TextDelta(step, text))
+
+    def jobs(self, request: RunTools) -> list[Callable[[], Outcome]]:
+        """One call each: confirmed unchanged since its approval, bounded by the run's time."""
+        executor = self.agent.executor
+        return [
+            functools.partial(
+                execute, ready, executor, timeout_s=request.timeout_s, approved_preview=shown
+            )
+            for ready, shown in zip(request.calls, request.approved_previews, strict=True)
+        ]
+
+    def parallel(self, request: RunTools) -> int:
+        """How many calls of one reply may run at once (a custom executor: one at a time)."""
+        custom = self.agent.executor is not call_tool
+        return 1 if custom else min(len(request.calls), MAX_PARALLEL_CALLS)
+
+
+@contextmanager
+def _partial(result: RunResult) -> Iterator[None]:
+    """A fatal error while recording (the run log failed) carries the run so far."""
+    try:
+        yield
+    except FatalError as error:
+        if error.partial is None:
+            error.partial = result
+        raise
+
+
+def _preview(ready: Ready) -> str | None:
+    """What a person should see before deciding (a diff); never breaks the pause."""
+    if ready.tool.preview is None:
+        return None
+    try:
+        return ready.tool.preview(ready.arguments)
+    except Exception as error:
+        return f"(no preview: {error})"
