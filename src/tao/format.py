@@ -136,3 +136,23 @@ def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
     if status not in UNFINISHED_STATUSES:
         cost += f" · {format_seconds(duration_s)}"
     return cost
+
+
+def _escapes() -> dict[int, str]:
+    """C0 controls (but newline and tab), DEL, C1 controls and the bidi overrides that can
+    reorder what a terminal shows (Trojan Source): each becomes its visible escape."""
+    codes = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F)]
+    codes += [*range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+    return {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in codes if c not in (9, 10)}
+
+
+_TERMINAL_ESCAPES = _escapes()
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character shown as an escape, never acted on (SPEC S9).
+
+    Model output, tool output and run-log text are untrusted: an ``ESC ]0;title BEL``
+    or ``ESC [2J`` inside them would retitle or clear the user's terminal.
+    """
+    return text.translate(_TERMINAL_ESCAPES)

@@ -15,6 +15,8 @@ written and cannot restyle (or break) the display. The words and numbers come fr
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
@@ -25,14 +27,43 @@ from tao.format import (
     KIND_NOTES,
     STATUS_STYLES,
     format_action,
+    format_call,
     format_time,
     labels_for,
     run_costs,
     step_costs,
+    terminal_safe,
 )
+from tao.jsontypes import JSONObject
 from tao.trace import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
+
+
+def safe_step(step: Step) -> Step:
+    """The step's untrusted text with control characters escaped, for the terminal."""
+    return step.replace(
+        thought=_safe(step.thought),
+        tool=_safe(step.tool),
+        argument=_safe(step.argument),
+        observation=_safe(step.observation),
+    )
+
+
+def safe_result(result: RunResult) -> RunResult:
+    """The run's untrusted text (task, answer, error, model) escaped, for the terminal."""
+    return dataclasses.replace(
+        result,
+        task=terminal_safe(result.task),
+        model=terminal_safe(result.model),
+        answer=_safe(result.answer),
+        error=_safe(result.error),
+        stop_reason=_safe(result.stop_reason),
+    )
+
+
+def _safe(text: str | None) -> str | None:
+    return None if text is None else terminal_safe(text)
 
 
 def status_text(status: str) -> Text:
@@ -42,6 +73,7 @@ def status_text(status: str) -> Text:
 
 def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     """One Thought → Action → Observation round, labelled in the run's language."""
+    step = safe_step(step)
     labels = labels_for(lang)
     failed = step.kind in ERROR_KINDS
     title = Text(f"#{step.index}", style="bold red" if failed else "bold")
@@ -62,7 +94,7 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
             Text.assemble(
                 (f"{labels.action}: ", "bold cyan"),
                 (step.tool, "bold cyan"),
-                (format_action(step)[len(step.tool) :], "cyan"),
+                (terminal_safe(format_action(step)[len(step.tool) :]), "cyan"),
             )
         )
     elif step.kind is StepKind.PARSE_ERROR:
@@ -89,6 +121,7 @@ def render_run_header(result: RunResult, *, status: str | None = None) -> Render
     ``status`` overrides the result's status: the run log's summary knows that a run
     recorded as ``running`` whose process is gone is ``interrupted``.
     """
+    result = safe_result(result)
     labels = labels_for(result.lang)
     lines = Text.assemble(
         (f"{labels.task}: ", "bold"),
@@ -111,13 +144,45 @@ def _unfinished_note(result: RunResult, status: str) -> str | None:
     """What a person can do about a run that has not ended."""
     if status == Status.RUNNING:
         return "the run is still in progress"
-    if status in (Status.INTERRUPTED, Status.AWAITING_APPROVAL):
+    if status == Status.AWAITING_APPROVAL:
+        run = result.run_id
+        return (
+            f"decide with: tao runs approve {run}   or: tao runs deny {run} --reason '…'\n"
+            f"(one call: --call ID), then continue it with: tao resume {run}"
+        )
+    if status == Status.INTERRUPTED:
         return f"continue it with: tao resume {result.run_id}"
     return None
 
 
+def render_pending(
+    tool: str,
+    arguments: JSONObject,
+    effects: tuple[str, ...],
+    preview: str | None,
+    call_id: str = "",
+) -> RenderableType:
+    """A call waiting for a person: what it is, what it does, and its diff in colour."""
+    head = Text.assemble(
+        (f"[{call_id}] " if call_id else "", "dim"),
+        (terminal_safe(format_call(tool, None, arguments)), "bold"),
+        ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
+    )
+    if not preview:
+        return head
+    diff = Text()
+    for line in terminal_safe(preview).splitlines():
+        style = _DIFF_STYLES.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold"
+        diff.append(line + "\n", style=style)
+    return Group(head, Panel(diff, border_style="yellow", expand=False))
+
+
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+
+
 def render_result_footer(result: RunResult, *, status: str | None = None) -> RenderableType:
     """How the run ended: status, answer or error, and what the whole run cost."""
+    result = safe_result(result)
     labels = labels_for(result.lang)
     shown = status or str(result.status)
     parts: list[RenderableType] = [Rule(style="dim")]
@@ -137,6 +202,8 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
         )
     if result.error:
         parts.append(Text.assemble(("Error: ", "bold red"), (result.error, "red")))
+    for call in result.pending or ():
+        parts.append(render_pending(call.tool, call.arguments, call.effects, call.preview, call.id))
     note = _unfinished_note(result, shown)
     if note:
         parts.append(Text(note, style="yellow"))

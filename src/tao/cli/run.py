@@ -14,6 +14,7 @@ import click
 from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
 from tao.protocol.labels import LABELS
 from tao.state import RunConfig
@@ -50,7 +51,9 @@ def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) ->
 
     console = Console(highlight=False)
     console.print(
-        Text.assemble(("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (task, "bold"))
+        Text.assemble(
+            ("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (terminal_safe(task), "bold")
+        )
     )
     lang = agent.labels.code
     events = events if events is not None else agent.stream(task)
@@ -58,7 +61,7 @@ def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) ->
     with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
         for event in events:
             if isinstance(event, TextDelta):
-                streamed += event.text
+                streamed += terminal_safe(event.text)
                 live.update(Text(streamed, style="dim"), refresh=True)
             elif isinstance(event, ObservationEvent | ApprovalEvent):
                 streamed = ""
@@ -74,8 +77,7 @@ def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) ->
 
 def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
-    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-    click.echo(f"\n>>> {tool.name}({shown})", err=True)
+    click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
     click.echo("Do this, then type the Observation (one line):", err=True)
     line = sys.stdin.readline()
     if not line:
@@ -84,11 +86,17 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
 
 
 def ask_approval(tool: Tool, arguments: JSONObject) -> bool | str:
-    """SPEC S3 at a terminal: a person approves or denies this exact call."""
-    shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
-    click.echo(f"\n{tool.name}({shown}) wants to {', '.join(tool.effects)}.", err=True)
+    """SPEC S3 at a terminal: a person approves or denies this exact call, seeing what it
+    would do (the same diff the web page shows)."""
+    from rich.console import Console
+
+    from tao.cli.render import render_pending
+
+    console = Console(stderr=True, highlight=False)
+    preview = tool.preview(arguments) if tool.preview is not None else None
+    console.print(render_pending(tool.name, arguments, tuple(tool.effects), preview))
     answer = click.prompt(
-        "Allow it? [y = yes, anything else = no, with that as the reason]",
+        "Allow it? [y/N] (anything else is a no, told to the model as the reason)",
         default="n",
         err=True,
         show_default=False,
