@@ -21,7 +21,9 @@ def test_corpus_names_a_source_for_every_case() -> None:
     assert repos == {"langchain-ai/langchain", "ysymyth/ReAct"}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['source'].split('/')[-1]}::{c['case']}" for c in CASES])
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c['source'].split('/')[-1]}::{c['case']}" for c in CASES]
+)
 def test_peer_case_L9_L11(case: dict[str, object]) -> None:
     text = case["input"]
     assert isinstance(text, str)

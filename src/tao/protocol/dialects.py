@@ -36,7 +36,7 @@ __all__ = [
 
 #: How many JSON candidates one reply may cost; each is decoded at most once.
 MAX_JSON_TRIES = 16
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)  # raw newlines in strings, as models write
 # ``Action: tool`` alone on its line (words, so "Final Answer" is a name), an optional
 # "(description)", then the line's end: the LangChain form, if an Action Input follows.
 _LC_TOOL = re.compile(
@@ -45,6 +45,7 @@ _LC_TOOL = re.compile(
 )
 _GAP = re.compile(r"\s*+[*_#>`~]*+")
 _SPACE = re.compile(r"\s*+")
+_CLOSING_MARKS = re.compile(r"[*_]*+")
 _FENCE_OPEN = re.compile(r"```[ \t]*+(?:json[ \t]*+)?\n\s*+\Z", re.I)
 _FENCE_CLOSE = re.compile(r"\s*+```")
 _TAG_CLOSE = re.compile(r"\s*+</tool_call>", re.I)
@@ -75,7 +76,7 @@ def decode_object(text: str) -> JSONObject | None:
     if not (body.startswith("{") and body.endswith("}")):
         return None
     try:
-        value: JSON = json.loads(body)
+        value: JSON = _DECODER.decode(body)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -115,6 +116,8 @@ def langchain_call(scan: Scanner, label: Found) -> Call | None:
     for word in scan.input_words:
         if scan.low.startswith(lower_same_length(word), at):
             colon = scan.colon(at + len(word))
+            marks = _CLOSING_MARKS.match(text, colon) if colon != -1 else None
+            colon = marks.end() if marks is not None else colon
             break
     if colon == -1:
         return None
@@ -166,10 +169,9 @@ def _blob_call(value: JSONObject, start: int, end: int, text: str) -> Call | Non
     if isinstance(action := value.get("action"), str):
         raw: JSON = value.get("action_input", "")
         tool = action
-    elif isinstance(name := value.get("name"), str) and (
-        "arguments" in value or "parameters" in value
+    elif isinstance(name := value.get("name"), str) and isinstance(
+        raw := value.get("arguments", value.get("parameters")), dict | str
     ):
-        raw = value.get("arguments", value.get("parameters"))
         tool = name
     else:
         return None

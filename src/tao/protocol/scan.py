@@ -89,17 +89,17 @@ def strip_thinking(text: str) -> str:
 
     Linear: complete blocks are removed only up to the last closing tag, so the lazy
     ``.*?`` never runs to the end of the text from an unclosed tag; text before a stray
-    closing tag is the tail of a block the chat template opened, and an unclosed tag
-    hides everything after it.
+    closing tag (up to the last one) is the tail of a block the chat template opened, and
+    an unclosed tag hides everything after it.
     """
     if _ANY_TAG.search(text) is None:
         return text  # the common case: nothing to strip
     last = _LAST_CLOSE.search(text[::-1])
     closed = len(text) - last.start() if last is not None else 0
     out = _THINK_BLOCK.sub("", text[:closed]) + text[closed:]
-    stray = _THINK_CLOSE.search(out)
+    stray = _LAST_CLOSE.search(out[::-1])
     if stray is not None:
-        out = out[stray.end() :]
+        out = out[len(out) - stray.start() :]
     unclosed = _THINK_OPEN.search(out)
     return out[: unclosed.start()] if unclosed is not None else out
 

@@ -124,14 +124,14 @@ def _parse(raw: str, labels: Labels) -> Parsed:
     if found is not None:
         limit = found[0]
     problem: str | None = None
+    tag = dialects.tool_call_tag(scan, limit)
+    if isinstance(tag, Call):
+        found, limit = (tag.start, _from_call(scan, tag, "hermes")), tag.start
+    elif isinstance(tag, str):  # a broken <tool_call>: no JSON inside it is read as a call
+        problem, limit = tag, scan.low.find("<tool_call>")
     blob = dialects.json_blob(scan, limit)
     if blob is not None and blob.start < limit:
-        found, limit = (blob.start, _from_call(scan, blob, "json")), blob.start
-    tag = dialects.tool_call_tag(scan, limit)
-    if isinstance(tag, Call) and tag.start < limit:
-        found = (tag.start, _from_call(scan, tag, "hermes"))
-    elif isinstance(tag, str):
-        problem = tag
+        found = (blob.start, _from_call(scan, blob, "json"))
     if found is not None:
         return found[1]
     if answer is not None and (final := _answer(scan, answer)) is not None:
