@@ -275,3 +275,25 @@ def test_call_form_json_object_and_finish_json_object() -> None:
     typed = parse_reply('Action: finish[{"n": 12, "of": 47}]', en)
     assert isinstance(typed, FinalAnswer)
     assert typed.answer == '{"n": 12, "of": 47}'
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["Action: search (Paris)", "Action: delete_file (cleanup, today!)", "Action: f  (don't)"],
+)
+def test_any_prose_in_spaced_parentheses_is_a_description_L11(reply: str) -> None:
+    parsed = parse_reply(reply, LABELS["en"])
+    assert isinstance(parsed, ParseFailure)
+    assert "description" in parsed.reason
+
+
+def test_unspaced_call_form_keeps_its_text_argument_L7() -> None:
+    parsed = _action("Action: search(Scott Derrickson)", LABELS["en"])
+    assert (parsed.form, parsed.argument) == ("call", "Scott Derrickson")
+
+
+@pytest.mark.parametrize("lang", ["tr", "ar", "ja", "sv"])
+def test_langchain_accepts_the_english_input_label_after_a_localised_action(lang: str) -> None:
+    lab = LABELS[lang]
+    parsed = _action(f"{lab.action}: search\nAction Input: x", lab)
+    assert (parsed.tool, parsed.argument) == ("search", "x")

@@ -42,13 +42,15 @@ MAX_MARKS = 32
 #: Indentation and marks looked back over before a line-start label.
 MAX_INDENT = 64
 
-#: The LangChain "Action Input" label, per language (the first is canonical).
+#: The LangChain "Action Input" label, per language: the first is canonical (prompts use it);
+#: the others are spellings models write, the English one included, since only a line
+#: right after a localised ``Action: tool`` line is ever read as one.
 ACTION_INPUT: dict[str, tuple[str, ...]] = {
     "en": ("Action Input",),
-    "tr": ("Eylem Girdisi", "Eylem Girişi"),
-    "ar": ("مدخلات الإجراء", "مدخل الإجراء"),
-    "ja": ("行動入力", "行動の入力"),
-    "sv": ("Handlingsindata", "Indata"),
+    "tr": ("Eylem Girdisi", "Eylem Girişi", "Eylem Input", "Action Input"),
+    "ar": ("مدخلات الإجراء", "مدخل الإجراء", "إدخال الإجراء", "Action Input"),
+    "ja": ("行動入力", "行動の入力", "行動 Input", "Action Input"),
+    "sv": ("Handlingsindata", "Handlingens indata", "Indata", "Handling Input", "Action Input"),
 }
 
 # After a label word: an optional step number, emphasis, the colon (full-width too).

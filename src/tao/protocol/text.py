@@ -90,6 +90,8 @@ Parsed = Action | FinalAnswer | ParseFailure
 
 _EMPHASIS = re.compile(r"[`*_]*+")
 # name[argument] or name(argument), right after the label and its marks.
+# Letters, spaces and prose punctuation: what a description is made of (disjoint, linear).
+_PROSE = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s,.;:!?'’\-])*+")
 _HEAD = re.compile(r"(?P<tool>[^\W\d][\w.\-]*+)(?P<gap>\s*+)(?P<open>[\[(])")
 
 
@@ -216,9 +218,12 @@ def _bracket_or_call(scan: Scanner, label: Found, closers: _Closers) -> Parsed |
 
 
 def _is_description(argument: str) -> bool:
-    """``tool (remove a file)``: words after a space read as a description, not input (L11)."""
-    words = argument.strip()
-    return bool(words) and words[0].isalpha() and " " in words and "=" not in words
+    """``tool (remove a file)``: prose after a space is a description, never input (L11).
+
+    Prose is letters and prose punctuation only; digits, quotes, operators, brackets or
+    ``key=value`` make it an argument list, as in ``calculator (2 + 3)``.
+    """
+    return _PROSE.fullmatch(argument.strip()) is not None
 
 
 def _description_reason(labels: Labels, tool: str, description: str) -> str:
