@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
 from tao.protocol.labels import Labels
-from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, parse_reply
+from tao.protocol.scan import Exhausted, Scanner
+from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
 from tao.tools.base import Tool
 
 
@@ -47,6 +48,27 @@ def read_reply(reply: ModelReply, labels: Labels) -> NativeCalls | FinalAnswer |
     if isinstance(parsed, ParseFailure):
         return ParseFailure(thought, "the reply called no tool; call a tool or finish", reply.text)
     return parsed
+
+
+def cut_made_up(text: str, labels: Labels, *, has_calls: bool) -> str:
+    """The reply's text without what the model made up after calling (SPEC L2, L3).
+
+    Backends that ignore stop sequences let a model write its own ``Observation:``
+    (any spelling the text protocol accepts: numbered, emphasised, full-width colon);
+    everything from there is cut, as the text protocol cuts it. When the reply also
+    calls tools, a ``Final Answer:`` line is an answer given before seeing the results,
+    and is cut too; without calls it *is* the answer and stays.
+    """
+    kept = cut_at_stop(text, labels.stop)
+    scan = Scanner(kept, labels)
+    words = (labels.observation, *labels.answer_words) if has_calls else (labels.observation,)
+    try:
+        found = scan.line_label(words, 0)
+    except Exhausted:  # thousands of malformed labels: the stop cut is all we can do
+        found = None
+    if found is not None:
+        return kept[: found.start].rstrip()
+    return kept.rstrip() if len(kept) < len(text) else kept
 
 
 def assistant_message(reply: ModelReply) -> Message:

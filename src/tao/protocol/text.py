@@ -1,8 +1,10 @@
-"""Reading a model's reply in the text protocol (SPEC L2, L4, L7, L9, L10).
+"""Reading a model's reply in the text protocol (SPEC L2, L4, L7, L9, L10, L11, L14).
 
 ``parse_reply`` is total: for *any* string it returns an :class:`Action`, a
 :class:`FinalAnswer` or a :class:`ParseFailure`, never an exception. The loop
-only ever sees those three shapes.
+only ever sees those three shapes, whichever dialect the model wrote (see
+:mod:`tao.protocol.dialects`), and it reads a megabyte in milliseconds: labels are
+found by :class:`~tao.protocol.scan.Scanner`, never by a backtracking search.
 
     >>> reply = "Thought: easy.\\nAction: calculator[2 + 2]\\nObservation: 4"
     >>> parse_reply(reply, LABELS["en"]).argument
@@ -14,26 +16,56 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 from typing import Literal
 
+from tao.jsontypes import JSONObject
+from tao.protocol import dialects
+from tao.protocol.dialects import Call, decode_object, finish_names, json_text
 from tao.protocol.labels import LABELS, Labels
+from tao.protocol.scan import (
+    Exhausted,
+    Found,
+    Scanner,
+    action_input_words,
+    lower_same_length,
+    strip_thinking,
+)
 
-__all__ = ["Action", "FinalAnswer", "ParseFailure", "Parsed", "cut_at_stop", "parse_reply"]
+__all__ = [
+    "FINISH",
+    "Action",
+    "Dialect",
+    "FinalAnswer",
+    "ParseFailure",
+    "Parsed",
+    "cut_at_stop",
+    "parse_reply",
+    "strip_thinking",
+]
 
 FINISH = "finish"
+#: Which way of writing a call the model used (tao's own is "react").
+Dialect = Literal["react", "langchain", "json", "hermes"]
+#: Longer ``finish(...)`` arguments are taken as text, not parsed as Python.
+MAX_LITERAL_CHARS = 10_000
 
 
 @dataclass(frozen=True)
 class Action:
-    """One tool call; ``text`` is the reply cut right after it, as the transcript keeps it."""
+    """One tool call; ``text`` is the reply cut right after it, as the transcript keeps it.
+
+    ``arguments`` is the call's JSON object when the model wrote one (any dialect, or
+    ``tool[{"key": …}]``): it binds by parameter name. ``None`` means bind ``argument``.
+    """
 
     thought: str | None
     tool: str
     argument: str
     form: Literal["bracket", "call"]
     text: str
+    arguments: JSONObject | None = None
+    dialect: Dialect = "react"
 
 
 @dataclass(frozen=True)
@@ -56,66 +88,18 @@ class ParseFailure:
 
 Parsed = Action | FinalAnswer | ParseFailure
 
-_THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
-_THINK_OPEN = re.compile(r"<think(?:ing)?>.*", re.S | re.I)
-_THINK_CLOSE = re.compile(r"^.*?</think(?:ing)?>", re.S | re.I)
-# Emphasis and heading marks a model may wrap around a label: **Action:**, ## Thought, `Action`:
-_DECOR = r"[\s*_#>`~]*"
-
-
-@dataclass(frozen=True)
-class _Patterns:
-    action: re.Pattern[str]
-    answer: re.Pattern[str]
-    thought: re.Pattern[str]
-    observation: re.Pattern[str]
-    any_label: re.Pattern[str]
-
-
-def _label_re(words: Sequence[str], *, line_start: bool) -> str:
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    lead = r"(?:^|(?<=\s))" if not line_start else r"^"
-    # "Thought 3:", "**Action**:", "Action 2 :", full-width colon (ja), Arabic digits too.
-    return rf"{lead}{_DECOR}(?:{alternatives})(?:\s*\d+)?{_DECOR}\s*[:：]{_DECOR}[ \t]*"
-
-
-@lru_cache(maxsize=32)
-def _patterns(labels: Labels) -> _Patterns:
-    flags = re.M | re.I
-    return _Patterns(
-        action=re.compile(_label_re([labels.action], line_start=False), flags),
-        answer=re.compile(_label_re(labels.answer_words, line_start=True), flags),
-        thought=re.compile(_label_re([labels.thought], line_start=True), flags),
-        observation=re.compile(_label_re([labels.observation], line_start=True), flags),
-        any_label=re.compile(
-            _label_re(
-                [labels.thought, labels.action, labels.observation, *labels.answer_words],
-                line_start=True,
-            ),
-            flags,
-        ),
-    )
-
-
-_EMPHASIS = re.compile(r"[`*_]*")
-# name[argument] or name(argument); the name may be wrapped in emphasis or backticks.
-_CALL_HEAD = re.compile(r"[`*_\s]*([^\W\d][\w.\-]*)\s*([\[(])", re.U)
-
-
-def strip_thinking(text: str) -> str:
-    """Drop ``<think>`` blocks: an Action inside a reasoning block is not an action (L10)."""
-    if "think" not in text.lower():
-        return text  # the common case: nothing to strip, no regex to run
-    text = _THINK_BLOCK.sub("", text)
-    text = _THINK_CLOSE.sub("", text) if re.search(r"</think", text, re.I) else text
-    return _THINK_OPEN.sub("", text)
+_EMPHASIS = re.compile(r"[`*_]*+")
+# name[argument] or name(argument), right after the label and its marks.
+# Letters, spaces and prose punctuation: what a description is made of (disjoint, linear).
+_PROSE = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s,.;:!?'’\-])*+")
+_HEAD = re.compile(r"(?P<tool>[^\W\d][\w.\-]*+)(?P<gap>\s*+)(?P<open>[\[(])")
 
 
 def cut_at_stop(text: str, stops: Sequence[str]) -> str:
     """Cut ``text`` at the first stop sequence, for backends that ignore ``stop`` (L3)."""
     cut = len(text)
     for stop in stops:
-        if stop and (at := text.find(stop)) != -1:
+        if stop and (at := text.find(stop, 0, cut + len(stop) - 1)) != -1:
             cut = min(cut, at)
     return text[:cut]
 
@@ -124,95 +108,166 @@ def parse_reply(text: str, labels: Labels = LABELS["en"]) -> Parsed:
     """Read the first Action or final answer in ``text``; never raises (L4)."""
     try:
         return _parse(text, labels)
+    except Exhausted:
+        reason = (
+            f"the reply holds too many malformed labels to read; write one {labels.thought} "
+            f"line and one {labels.action} line, like {labels.action}: tool[argument]"
+        )
+        return ParseFailure(None, reason, "")
     except RecursionError:  # pathological input; still an answer, not a crash
         return ParseFailure(None, "the reply could not be read", "")
 
 
 def _parse(raw: str, labels: Labels) -> Parsed:
-    text = strip_thinking(raw.replace("\r\n", "\n")).strip()
-    pats = _patterns(labels)
-    action = _find_action(text, pats)
-    answer = pats.answer.search(text)
-    if action is not None and (answer is None or action[0] <= answer.start()):
-        start, end, tool, argument, form = action
-        thought = _thought(text[:start], pats)
-        kept = text[:end].rstrip()
-        if tool.lower() == FINISH:
-            answer_text = _finish_argument(argument, form)
-            if answer_text:
-                return FinalAnswer(thought, answer_text, kept)
-            return ParseFailure(
-                thought, f"{FINISH}[...] needs the answer inside the brackets", kept
-            )
-        return Action(thought, tool, argument.strip(), form, kept)
-    if answer is not None:
-        rest = text[answer.end() :]
-        after = pats.any_label.search(rest)
-        body = rest[: after.start()] if after else rest
-        if body.strip():
-            kept = text[: answer.end() + len(body)].rstrip()
-            return FinalAnswer(_thought(text[: answer.start()], pats), body.strip(), kept)
-    text = _first_turn(text, pats)
-    bad_action = pats.action.search(text)
-    thought = _thought(text[: bad_action.start()] if bad_action else text, pats)
-    if bad_action:
-        reason = (
-            f"the {labels.action} line must name one tool followed by its argument "
-            f"in brackets, like {labels.action}: tool[argument]"
-        )
-    elif not text:
-        reason = "the reply was empty"
-    else:
-        reason = f"the reply has no {labels.action} line and no {labels.answer} line"
-    return ParseFailure(thought, reason, text)
+    scan = Scanner(strip_thinking(raw.replace("\r\n", "\n")).strip(), labels)
+    answer = scan.line_label(labels.answer_words, 0)
+    limit = answer.start if answer is not None else len(scan.text)
+    found = _first_labelled(scan, limit)
+    if found is not None:
+        limit = found[0]
+    problem: str | None = None
+    tag = dialects.tool_call_tag(scan, limit)
+    if isinstance(tag, Call):
+        found, limit = (tag.start, _from_call(scan, tag, "hermes")), tag.start
+    elif isinstance(tag, str):  # a broken <tool_call>: no JSON inside it is read as a call
+        problem, limit = tag, scan.low.find("<tool_call>")
+    blob = dialects.json_blob(scan, limit)
+    if blob is not None and blob.start < limit:
+        found = (blob.start, _from_call(scan, blob, "json"))
+    if found is not None:
+        return found[1]
+    if answer is not None and (final := _answer(scan, answer)) is not None:
+        return final
+    return _failure(scan, problem)
 
 
-def _find_action(
-    text: str, pats: _Patterns
-) -> tuple[int, int, str, str, Literal["bracket", "call"]] | None:
-    """Locate the first well-formed Action; returns (label start, end, tool, argument, form)."""
-    for label in pats.action.finditer(text):
-        head = _CALL_HEAD.match(text, label.end())
-        if head is None:
-            continue
-        tool, opener = head.group(1), head.group(2)
-        closer = "]" if opener == "[" else ")"
-        end = _closing(text, head.end(), closer, pats)
-        if end is None:
-            continue
-        argument = text[head.end() : end]
-        tail = _EMPHASIS.match(text, end + 1)
-        stop = tail.end() if tail else end + 1
-        return label.start(), stop, tool, argument, "bracket" if opener == "[" else "call"
-    return None
+@dataclass
+class _Closers:
+    """Memory of closing brackets already looked for, so no line is read twice."""
 
+    scan: Scanner
+    failed: set[tuple[int, str]] = field(default_factory=set)
+    next_at: dict[str, tuple[int, int]] = field(default_factory=dict)
 
-def _closing(text: str, start: int, closer: str, pats: _Patterns) -> int | None:
-    """The argument runs to the last ``closer`` on the Action line (answers may hold brackets).
+    def next(self, closer: str, pos: int) -> int:
+        first, at = self.next_at.get(closer, (-1, -2))
+        if first != -1 and first <= pos and (at == -1 or pos <= at):
+            return at
+        at = self.scan.text.find(closer, pos)
+        self.next_at[closer] = (pos, at)
+        return at
 
-    When the line has none, the argument may continue on the next lines, up to the
-    first line that closes it, but never past another label.
-    """
-    line_end = text.find("\n", start)
-    line = text[start:] if line_end == -1 else text[start:line_end]
-    if (at := line.rfind(closer)) != -1:
-        return start + at
-    pos = line_end
-    while pos != -1:
-        nxt = text.find("\n", pos + 1)
-        line = text[pos + 1 :] if nxt == -1 else text[pos + 1 : nxt]
-        if pats.any_label.match(line) or pats.action.search(line):
+    def closing(self, start: int, closer: str) -> int | None:
+        """The argument runs to the last ``closer`` on the Action line (answers hold brackets).
+
+        When the line has none, it may continue on the next lines, up to the first line
+        that closes it, but never past a line with a label.
+        """
+        text = self.scan.text
+        line_end = self.scan.line_end(start)
+        if (line_end, closer) in self.failed:
             return None
-        if (at := line.rfind(closer)) != -1:
-            return pos + 1 + at
-        pos = nxt
+        if (at := text.rfind(closer, start, line_end)) != -1:
+            return at
+        after = self.next(closer, line_end + 1) if line_end < len(text) else -1
+        if after != -1:
+            end = text.find("\n", after)
+            end = len(text) if end == -1 else end
+            if not self.scan.labelled_line(line_end + 1, end):
+                return text.rfind(closer, text.rfind("\n", line_end, after) + 1, end)
+        self.failed.add((line_end, closer))
+        return None
+
+
+def _first_labelled(scan: Scanner, limit: int) -> tuple[int, Parsed] | None:
+    """The first Action label that carries a call (either form, or LangChain's)."""
+    closers = _Closers(scan)
+    pos = 0
+    while (label := scan.inline_label(scan.action_words, pos, limit)) is not None:
+        call = dialects.langchain_call(scan, label)
+        if call is not None:
+            return label.start, _from_call(scan, call, "langchain")
+        result = _bracket_or_call(scan, label, closers)
+        if result is not None:
+            return label.start, result
+        scan.spend()
+        pos = label.end
     return None
+
+
+def _bracket_or_call(scan: Scanner, label: Found, closers: _Closers) -> Parsed | None:
+    text = scan.text
+    head = _HEAD.match(text, label.end)
+    if head is None:
+        return None
+    bracket = head.group("open") == "["
+    close = closers.closing(head.end(), "]" if bracket else ")")
+    if close is None:
+        return None
+    argument = text[head.end() : close]
+    tail = _EMPHASIS.match(text, close + 1)
+    kept = text[: tail.end() if tail is not None else close + 1].rstrip()
+    thought = _thought(scan, label.start)
+    tool = head.group("tool")
+    if not bracket and head.group("gap") and _is_description(argument):
+        return ParseFailure(thought, _description_reason(scan.labels, tool, argument), kept)
+    form: Literal["bracket", "call"] = "bracket" if bracket else "call"
+    if tool.lower() == FINISH:
+        return _finish(thought, argument, decode_object(argument), form, kept)
+    return Action(thought, tool, argument.strip(), form, kept, decode_object(argument))
+
+
+def _is_description(argument: str) -> bool:
+    """``tool (remove a file)``: prose after a space is a description, never input (L11).
+
+    Prose is letters and prose punctuation only; digits, quotes, operators, brackets or
+    ``key=value`` make it an argument list, as in ``calculator (2 + 3)``.
+    """
+    return _PROSE.fullmatch(argument.strip()) is not None
+
+
+def _description_reason(labels: Labels, tool: str, description: str) -> str:
+    inputs = action_input_words(labels)[0]
+    return (
+        f'"{labels.action}: {tool} ({description.strip()})" names a tool but gives it no '
+        f"input: the words in parentheses read as a description. Write "
+        f"{labels.action}: {tool}[input], or put the input on an {inputs}: line after it"
+    )
+
+
+def _from_call(scan: Scanner, call: Call, dialect: Dialect) -> Parsed:
+    thought = _thought(scan, call.start)
+    if dialect == "json" and thought is not None:
+        thought = dialects.trailing_action_label(thought, scan.labels) or None
+    kept = scan.text[: call.end].rstrip()
+    if lower_same_length(call.tool) in finish_names(scan.labels):
+        return _finish(thought, call.argument, call.arguments, "bracket", kept)
+    return Action(thought, call.tool, call.argument, "bracket", kept, call.arguments, dialect)
+
+
+def _finish(
+    thought: str | None,
+    argument: str,
+    arguments: JSONObject | None,
+    form: Literal["bracket", "call"],
+    kept: str,
+) -> Parsed:
+    """``finish[x]``, ``finish(answer="x")``, ``finish[{"answer": "x"}]`` all answer x."""
+    if arguments is not None and set(arguments) == {"answer"}:
+        answer = json_text(arguments["answer"])
+    elif arguments is not None and not arguments:
+        answer = ""
+    else:
+        answer = _finish_argument(argument, form)
+    if answer:
+        return FinalAnswer(thought, answer, kept)
+    return ParseFailure(thought, f"{FINISH}[...] needs the answer inside the brackets", kept)
 
 
 def _finish_argument(argument: str, form: str) -> str:
     """``finish(answer="x")`` and ``finish("x")`` mean the same as ``finish[x]``."""
     text = argument.strip()
-    if form == "call":
+    if form == "call" and len(text) <= MAX_LITERAL_CHARS:
         try:
             call = ast.parse(f"f({text})", mode="eval").body
             if isinstance(call, ast.Call) and len(call.args) + len(call.keywords) == 1:
@@ -224,14 +279,44 @@ def _finish_argument(argument: str, form: str) -> str:
     return text
 
 
-def _thought(prefix: str, pats: _Patterns) -> str | None:
-    match = pats.thought.search(prefix)
-    body = prefix[match.end() :] if match else prefix
+def _answer(scan: Scanner, answer: Found) -> FinalAnswer | None:
+    """A final-answer line: its body runs to the next label line (a made-up one is cut)."""
+    following = scan.line_label(scan.all_words, answer.end)
+    end = following.start if following is not None else len(scan.text)
+    body = scan.text[answer.end : end].strip()
+    if not body:
+        return None
+    kept = scan.text[:end].rstrip()
+    return FinalAnswer(_thought(scan, answer.start), body, kept)
+
+
+def _thought(scan: Scanner, end: int) -> str | None:
+    label = scan.line_label((scan.labels.thought,), 0, end)
+    body = scan.text[label.end if label is not None else 0 : end]
     body = body.strip().strip("*_").strip()
     return body or None
 
 
-def _first_turn(text: str, pats: _Patterns) -> str:
-    """What of an unparseable reply may enter the transcript: nothing from a made-up Observation."""
-    match = pats.observation.search(text)
-    return text[: match.start()].rstrip() if match else text
+def _failure(scan: Scanner, problem: str | None) -> ParseFailure:
+    """What of an unparseable reply may enter the transcript: nothing from a made-up
+    Observation; and a reason the model can act on (L4)."""
+    labels = scan.labels
+    observation = scan.line_label((labels.observation,), 0)
+    end = observation.start if observation is not None else len(scan.text)
+    text = scan.text[:end].rstrip()
+    bad = scan.inline_label(scan.action_words, 0, len(text))
+    thought = _thought(scan, bad.start if bad is not None else len(text))
+    if problem is not None:
+        reason = problem
+    elif bad is not None:
+        inputs = action_input_words(labels)[0]
+        reason = (
+            f"the {labels.action} line must name one tool followed by its argument "
+            f"in brackets, like {labels.action}: tool[argument] "
+            f"(or {labels.action}: tool, then {inputs}: argument on the next line)"
+        )
+    elif not text:
+        reason = "the reply was empty"
+    else:
+        reason = f"the reply has no {labels.action} line and no {labels.answer} line"
+    return ParseFailure(thought, reason, text)
