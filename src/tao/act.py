@@ -94,6 +94,8 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
         raw: Mapping[str, object]
         if call.form == "native":
             raw = call.arguments if call.arguments else _decode(call.argument)
+        elif call.arguments is not None:  # a JSON object in any text dialect: bind by name
+            raw = tool.bind_object(call.arguments)
         else:
             raw = tool.bind(call.argument, call.form)
         return Ready(call, tool, tool.validate(raw))

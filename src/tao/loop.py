@@ -164,8 +164,9 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
 
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
-    setup, reply, decisions, shown = run.setup, turn.answer.reply, turn.decisions, turn.shown
-    parsed = _parse(setup, turn)
+    setup, decisions, shown = run.setup, turn.decisions, turn.shown
+    reply = _kept_reply(setup, turn.answer.reply)
+    parsed = _parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
         return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=parsed.answer)]
     if isinstance(parsed, ParseFailure):
@@ -266,12 +267,21 @@ def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
 
 
 def _parse(
-    setup: LoopSetup, turn: _Turn
+    setup: LoopSetup, index: int, reply: ModelReply
 ) -> native.NativeCalls | Action | FinalAnswer | ParseFailure:
-    reply = turn.answer.reply
     if setup.protocol == "native":
         return native.read_reply(reply, setup.labels)
-    return parse_reply(cut_at_stop(reply.text, _stops(setup, turn.index)), setup.labels)
+    return parse_reply(cut_at_stop(reply.text, _stops(setup, index)), setup.labels)
+
+
+def _kept_reply(setup: LoopSetup, reply: ModelReply) -> ModelReply:
+    """A native reply without the Observation or Final Answer a model made up after its
+    calls (backends that ignore stop sequences, SPEC L2/L3); text replies are cut by the
+    parser."""
+    if setup.protocol != "native" or not reply.text:
+        return reply
+    text = native.cut_made_up(reply.text, setup.labels, has_calls=bool(reply.tool_calls))
+    return reply if text == reply.text else dataclasses.replace(reply, text=text)
 
 
 def _kept_text(parsed: Action | native.NativeCalls, reply: ModelReply) -> str:
@@ -349,7 +359,7 @@ def _failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> 
 
 def _calls(parsed: Action | native.NativeCalls) -> list[Call]:
     if isinstance(parsed, Action):
-        return [Call(parsed.tool, parsed.argument, parsed.form)]
+        return [Call(parsed.tool, parsed.argument, parsed.form, parsed.arguments)]
     return [
         Call(c.name, c.raw_arguments, "native", c.arguments or None, c.id) for c in parsed.calls
     ]

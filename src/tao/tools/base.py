@@ -30,7 +30,7 @@ import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from tao.errors import ToolDefinitionError, ToolError
-from tao.jsontypes import JSONObject
+from tao.jsontypes import JSON, JSONObject
 from tao.tools.paths import resolve_path
 
 #: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
@@ -147,7 +147,37 @@ class Tool:
             if text.strip():
                 raise ArgumentError(f"{self.name} takes no argument")
             return {}
-        return {self.param_names[0]: _unquote(text.strip())}
+        return {self._positional(): _unquote(text.strip())}
+
+    def _positional(self) -> str:
+        """The one parameter plain text binds to; a tool that needs several refuses, saying
+        how to name them, rather than guess (issue 13: text binds only one parameter)."""
+        if len(self.param_names) == 1:
+            return self.param_names[0]
+        listed = self.schema.get("required")
+        required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+        if len(required) == 1:
+            return required[0]
+        named = ", ".join(f'"{name}": …' for name in self.param_names)
+        raise ArgumentError(
+            f"{self.name} takes ({', '.join(self.param_names)}): write a JSON object "
+            f"{{{named}}} or {self.name}({', '.join(f'{n}=…' for n in self.param_names)})"
+        )
+
+    def bind_object(self, value: Mapping[str, JSON]) -> dict[str, object]:
+        """Bind a JSON object the model wrote (``calculator[{"expression": "6*7"}]``, a JSON
+        blob, a ``<tool_call>``): by name when its keys are parameters; as the one argument
+        of a one-parameter tool otherwise."""
+        if not value and not self.param_names:
+            return {}
+        if value and set(value) <= set(self.param_names):
+            return dict(value)
+        if len(self.param_names) == 1:
+            return {self.param_names[0]: dict(value)}
+        unknown = ", ".join(sorted(set(value) - set(self.param_names))) or "none"
+        raise ArgumentError(
+            f"unknown argument(s) {unknown} for {self.name}({', '.join(self.param_names)})"
+        )
 
     def _merge(self, args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
         if len(args) > len(self.param_names):
