@@ -38,11 +38,12 @@ from tao.exchange import (
     StepDone,
 )
 from tao.jsontypes import JSONObject
-from tao.models.base import Message, ModelReply, ModelRequest, ToolCall, ToolSpec
+from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.protocol import native, prompts
-from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
+from tao.protocol.text import FinalAnswer, ParseFailure
 from tao.state import Checkpoint, Decision, PendingCall
 from tao.trace import Status, Step, StepKind, Usage
+from tao.transcript import calls_of, extend, kept_reply, kept_text, opening, parse, stops
 
 
 @dataclass(kw_only=True)
@@ -109,7 +110,7 @@ def react(
     """
     run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=steps)
     if resume is None:
-        run.messages = _opening(setup, task)
+        run.messages = opening(setup, task)
         yield run.checkpoint()  # a run killed before its first step can still be resumed
     else:
         run.started -= resume.elapsed_s
@@ -165,16 +166,16 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
     setup, decisions, shown = run.setup, turn.decisions, turn.shown
-    reply = _kept_reply(setup, turn.answer.reply)
-    parsed = _parse(setup, turn.index, reply)
+    reply = kept_reply(setup, turn.answer.reply)
+    parsed = parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
         return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=parsed.answer)]
     if isinstance(parsed, ParseFailure):
         remind = prompts.native_reminder if setup.protocol == "native" else prompts.reminder
         reminder = Outcome(StepKind.PARSE_ERROR, remind(setup.labels, parsed.reason), "", None)
-        _extend(run, turn.index, reply, parsed.text, [], [reminder])
+        extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [reminder])
         return [_step(turn, StepKind.PARSE_ERROR, parsed.thought, observation=reminder.observation)]
-    calls = _calls(parsed)
+    calls = calls_of(parsed)
     prepared = [prepare(call, setup.tools) for call in calls]
     outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
     ready = {i: p for i, p in enumerate(prepared) if isinstance(p, Ready)}
@@ -201,7 +202,9 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
     outcomes.update(zip(ready, done, strict=True))
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
-    _extend(run, turn.index, reply, _kept_text(parsed, reply), native_calls, ordered)
+    extend(
+        run.setup, run.messages, turn.index, reply, kept_text(parsed, reply), native_calls, ordered
+    )
     return [
         _action_step(turn, parsed.thought, position, call, outcome)
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
@@ -266,29 +269,6 @@ def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
     return dataclasses.replace(call, preview=preview)
 
 
-def _parse(
-    setup: LoopSetup, index: int, reply: ModelReply
-) -> native.NativeCalls | Action | FinalAnswer | ParseFailure:
-    if setup.protocol == "native":
-        return native.read_reply(reply, setup.labels)
-    return parse_reply(cut_at_stop(reply.text, _stops(setup, index)), setup.labels)
-
-
-def _kept_reply(setup: LoopSetup, reply: ModelReply) -> ModelReply:
-    """A native reply without the Observation or Final Answer a model made up after its
-    calls (backends that ignore stop sequences, SPEC L2/L3); text replies are cut by the
-    parser."""
-    if setup.protocol != "native" or not reply.text:
-        return reply
-    text = native.cut_made_up(reply.text, setup.labels, has_calls=bool(reply.tool_calls))
-    return reply if text == reply.text else dataclasses.replace(reply, text=text)
-
-
-def _kept_text(parsed: Action | native.NativeCalls, reply: ModelReply) -> str:
-    """What of the reply enters the transcript: the text protocol cuts after the Action."""
-    return parsed.text if isinstance(parsed, Action) else reply.text
-
-
 def _step(
     turn: _Turn,
     kind: StepKind,
@@ -318,22 +298,12 @@ def _step(
     )
 
 
-def _opening(setup: LoopSetup, task: str) -> list[Message]:
-    return [
-        {"role": "system", "content": setup.system_prompt},
-        {
-            "role": "user",
-            "content": prompts.task_message(setup.labels, task, setup.config.task_label),
-        },
-    ]
-
-
 def _model_request(run: _Run, index: int) -> ModelRequest:
     setup = run.setup
     return ModelRequest(
         messages=list(run.messages),  # never edited once appended: a snapshot
         tools=run.specs,
-        stop=_stops(setup, index) if setup.send_stop else (),
+        stop=stops(setup, index) if setup.send_stop else (),
         grammar=setup.grammar,
         max_tokens=setup.config.max_reply_tokens,
         temperature=setup.config.temperature,
@@ -355,46 +325,3 @@ def _failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> 
         duration_s=failure.duration_s,
         model_duration_s=failure.duration_s,
     )
-
-
-def _calls(parsed: Action | native.NativeCalls) -> list[Call]:
-    if isinstance(parsed, Action):
-        return [Call(parsed.tool, parsed.argument, parsed.form, parsed.arguments)]
-    return [
-        Call(c.name, c.raw_arguments, "native", c.arguments or None, c.id) for c in parsed.calls
-    ]
-
-
-def _extend(
-    run: _Run,
-    index: int,
-    reply: ModelReply,
-    text: str,
-    calls: Sequence[ToolCall],
-    outcomes: list[Outcome],
-) -> None:
-    """Append the model's turn (cut after its first Action) and the real observation(s).
-
-    Output read from the world goes in fenced as untrusted data (SPEC S4).
-    """
-    setup, messages = run.setup, run.messages
-    if setup.protocol == "native" and calls:
-        messages.append(native.assistant_message(reply))
-        for call, outcome in zip(calls, outcomes, strict=True):
-            observation = outcome.observation
-            if outcome.source and setup.config.fence_untrusted:
-                observation = prompts.fence(observation, outcome.source)
-            messages.append(native.tool_message(call, observation))
-        return
-    messages.append({"role": "assistant", "content": text})
-    first = outcomes[0]
-    number = index if setup.config.numbered else None
-    source = first.source if setup.config.fence_untrusted else None
-    content = prompts.observation_message(setup.labels, first.observation, number, source)
-    messages.append({"role": "user", "content": content})
-
-
-def _stops(setup: LoopSetup, index: int) -> list[str]:
-    """The Observation label ends the model's turn; numbered too in the paper's format."""
-    numbered = [f"{setup.labels.observation} {index}:"] if setup.config.numbered else []
-    return [*setup.labels.stop, *numbered]

@@ -1,0 +1,94 @@
+"""The protocol side of a step: what goes to the model, and how its reply is read and kept.
+
+The loop (:mod:`tao.loop`) decides; this module only reads a reply (text or native
+tool calls), cuts what the model made up after its first action (SPEC L2), and
+writes the model's turn and the real observations into the transcript, fencing
+what was read from the world as untrusted data (SPEC S4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from tao.act import Call, Outcome
+from tao.exchange import LoopSetup
+from tao.models.base import Message, ModelReply, ToolCall
+from tao.protocol import native, prompts
+from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
+
+
+def parse(
+    setup: LoopSetup, index: int, reply: ModelReply
+) -> native.NativeCalls | Action | FinalAnswer | ParseFailure:
+    if setup.protocol == "native":
+        return native.read_reply(reply, setup.labels)
+    return parse_reply(cut_at_stop(reply.text, stops(setup, index)), setup.labels)
+
+
+def kept_reply(setup: LoopSetup, reply: ModelReply) -> ModelReply:
+    """A native reply without the Observation or Final Answer a model made up after its
+    calls (backends that ignore stop sequences, SPEC L2/L3); text replies are cut by the
+    parser."""
+    if setup.protocol != "native" or not reply.text:
+        return reply
+    text = native.cut_made_up(reply.text, setup.labels, has_calls=bool(reply.tool_calls))
+    return reply if text == reply.text else dataclasses.replace(reply, text=text)
+
+
+def kept_text(parsed: Action | native.NativeCalls, reply: ModelReply) -> str:
+    """What of the reply enters the transcript: the text protocol cuts after the Action."""
+    return parsed.text if isinstance(parsed, Action) else reply.text
+
+
+def opening(setup: LoopSetup, task: str) -> list[Message]:
+    return [
+        {"role": "system", "content": setup.system_prompt},
+        {
+            "role": "user",
+            "content": prompts.task_message(setup.labels, task, setup.config.task_label),
+        },
+    ]
+
+
+def calls_of(parsed: Action | native.NativeCalls) -> list[Call]:
+    if isinstance(parsed, Action):
+        return [Call(parsed.tool, parsed.argument, parsed.form, parsed.arguments)]
+    return [
+        Call(c.name, c.raw_arguments, "native", c.arguments or None, c.id) for c in parsed.calls
+    ]
+
+
+def extend(
+    setup: LoopSetup,
+    messages: list[Message],
+    index: int,
+    reply: ModelReply,
+    text: str,
+    calls: Sequence[ToolCall],
+    outcomes: list[Outcome],
+) -> None:
+    """Append the model's turn (cut after its first Action) and the real observation(s).
+
+    Output read from the world goes in fenced as untrusted data (SPEC S4).
+    """
+    if setup.protocol == "native" and calls:
+        messages.append(native.assistant_message(reply))
+        for call, outcome in zip(calls, outcomes, strict=True):
+            observation = outcome.observation
+            if outcome.source and setup.config.fence_untrusted:
+                observation = prompts.fence(observation, outcome.source)
+            messages.append(native.tool_message(call, observation))
+        return
+    messages.append({"role": "assistant", "content": text})
+    first = outcomes[0]
+    number = index if setup.config.numbered else None
+    source = first.source if setup.config.fence_untrusted else None
+    content = prompts.observation_message(setup.labels, first.observation, number, source)
+    messages.append({"role": "user", "content": content})
+
+
+def stops(setup: LoopSetup, index: int) -> list[str]:
+    """The Observation label ends the model's turn; numbered too in the paper's format."""
+    numbered = [f"{setup.labels.observation} {index}:"] if setup.config.numbered else []
+    return [*setup.labels.stop, *numbered]
