@@ -41,6 +41,7 @@ from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
+from tao.repeats import Earlier, Repeats
 from tao.state import Checkpoint, Decision, PendingCall
 from tao.trace import Status, Step, StepKind, Usage
 from tao.transcript import calls_of, extend, kept_reply, kept_text, opening, parse, stops
@@ -55,6 +56,7 @@ class _Run:
     started: float
     usage: Usage
     steps: int
+    repeats: Repeats = field(init=False)
     budget: Budget = field(init=False)
     specs: list[ToolSpec] | None = field(init=False)
     """Native tool calling: the tools as the backend is sent them, made once per run."""
@@ -100,15 +102,17 @@ def react(
     *,
     clock: Callable[[], float],
     usage: Usage | None = None,
-    steps: int = 0,
+    history: Sequence[Step] = (),
     resume: Checkpoint | None = None,
 ) -> Loop:
     """Thought, Action, Observation until an answer or a spent budget (SPEC L1-L6).
 
-    ``usage`` and ``steps`` are what a resumed run already spent; ``resume`` is
-    its last checkpoint.
+    ``usage`` and ``history`` are what a resumed run already spent and did;
+    ``resume`` is its last checkpoint.
     """
-    run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=steps)
+    run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=0)
+    run.steps = len(history)
+    run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
     if resume is None:
         run.messages = opening(setup, task)
         yield run.checkpoint()  # a run killed before its first step can still be resumed
@@ -142,6 +146,9 @@ def react(
         final = next((s for s in outcome if s.kind is StepKind.FINAL), None)
         if final is not None:
             return Ending(Status.FINISHED, answer=final.argument)
+        looping = run.repeats.exceeded()
+        if looping is not None:
+            return Ending(Status.MAX_STEPS, stop_reason=looping)
 
 
 @dataclass(slots=True)
@@ -179,6 +186,9 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
     prepared = [prepare(call, setup.tools) for call in calls]
     outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
     ready = {i: p for i, p in enumerate(prepared) if isinstance(p, Ready)}
+    earlier = {i: e for i, r in ready.items() if (e := run.repeats.earlier(r)) is not None}
+    for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
+        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
     waiting = yield from _approve(gated, ready, decisions, shown)
     if waiting:
@@ -200,19 +210,27 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
     done = (yield RunTools(turn.index, tuple(ready.values()), previews, left)) if ready else []
     assert isinstance(done, Sequence)
     outcomes.update(zip(ready, done, strict=True))
+    for i, ran in ready.items():
+        run.repeats.remember(turn.index + i, ran.tool, ran.arguments, outcomes[i].observation)
+    run.repeats.count += len(earlier)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     extend(
         run.setup, run.messages, turn.index, reply, kept_text(parsed, reply), native_calls, ordered
     )
     return [
-        _action_step(turn, parsed.thought, position, call, outcome)
+        _action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
 
 
 def _action_step(
-    turn: _Turn, thought: str | None, position: int, call: Call, outcome: Outcome
+    turn: _Turn,
+    thought: str | None,
+    position: int,
+    call: Call,
+    outcome: Outcome,
+    earlier: Earlier | None,
 ) -> Step:
     return _step(
         turn,
@@ -225,6 +243,7 @@ def _action_step(
         arguments=outcome.arguments,
         argument=call.argument,
         observation=outcome.observation,
+        repeat_of=earlier.step if earlier else None,
     )
 
 

@@ -158,7 +158,7 @@ class Start:
             self.result.task,
             clock=time.monotonic,
             usage=self.result.usage,
-            steps=len(self.result.steps),
+            history=self.result.steps,
             resume=self.checkpoint,
         )
 

@@ -52,6 +52,8 @@ class RunConfig:
     """Input plus output tokens over the run (SPEC L5)."""
     max_reply_tokens: int = 512
     """The longest one model reply may be."""
+    max_repeats: int = 2
+    """Identical calls allowed in a run before it ends (SPEC L12)."""
     protocol: Protocol = "auto"
     """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
     temperature: float = 0.0
@@ -75,6 +77,8 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words
+        if self.max_repeats < 0:
+            raise ValueError("max_repeats must be 0 or more")
         if self.protocol not in ("auto", "text", "native"):
             raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
 

@@ -84,6 +84,8 @@ class Step:
     """Typed arguments the tool was called with (call form or bound bracket argument)."""
     call_index: int = 0
     """Position among the parallel calls of one reply; its tokens count on position 0 only."""
+    repeat_of: int | None = None
+    """The earlier step that made the same call, with no state change between (SPEC L12)."""
 
     @property
     def tokens(self) -> int:

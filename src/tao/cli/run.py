@@ -131,6 +131,7 @@ _option = click.option
 @shown("--max-steps", click.IntRange(min=1), 8, "Model replies at most.")
 @shown("--max-seconds", click.FloatRange(min=0, min_open=True), 300.0, "Wall-clock limit.")
 @shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
+@shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @base_url_option
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
@@ -188,6 +189,7 @@ class RunOptions(TypedDict):
     max_steps: int
     max_seconds: float
     max_tokens: int
+    max_repeats: int
     temperature: float
     base_url: str | None
     no_grammar: bool

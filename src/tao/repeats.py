@@ -1,0 +1,85 @@
+"""Doom loops, caught: a call identical to an earlier one is marked, answered, and bounded (L12).
+
+Models stuck on a problem often call the same tool with the same arguments again
+and again. A call counts as a repeat when the same tool was called with the same
+canonical arguments earlier in the run, with no state-changing call between.
+
+- A read-only repeat is answered from the earlier result: running it again could
+  not say anything new, and the observation tells the model so.
+- A side-effecting repeat still goes through approval and runs (the world may have
+  changed); it is marked all the same.
+- Past ``max_repeats`` repeats the run ends, as a budget does, and says why.
+
+Pure bookkeeping for :mod:`tao.loop`: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from tao.act import Outcome, Ready
+from tao.state import call_digest
+from tao.tools.base import Tool
+from tao.trace import Step, StepKind
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """The first call of a run of identical ones: its step and what it returned."""
+
+    step: int
+    observation: str
+
+
+@dataclass(slots=True)
+class Repeats:
+    limit: int
+    """Repeats allowed in a run; one more ends it (``--max-repeats``)."""
+    seen: dict[str, Earlier] = field(default_factory=dict)
+    """Calls made since the last state change, by digest of tool and canonical arguments."""
+    count: int = 0
+
+    @classmethod
+    def replay(cls, limit: int, history: Iterable[Step], tools: Mapping[str, Tool]) -> Repeats:
+        """The bookkeeping of a resumed run, rebuilt from the steps it already has."""
+        repeats = cls(limit)
+        for step in history:
+            tool = tools.get(step.tool or "")
+            if step.kind is not StepKind.ACTION or tool is None or step.arguments is None:
+                continue
+            repeats.count += step.repeat_of is not None
+            repeats.remember(step.index, tool, step.arguments, step.observation or "")
+        return repeats
+
+    def earlier(self, ready: Ready) -> Earlier | None:
+        return self.seen.get(call_digest(ready.tool.name, ready.arguments))
+
+    def remember(self, index: int, tool: Tool, arguments: object, observation: str) -> None:
+        """Note a call that ran; one that may have changed the world forgets the rest."""
+        assert isinstance(arguments, dict)
+        key = call_digest(tool.name, arguments)
+        if not tool.read_only:
+            self.seen.clear()
+        self.seen.setdefault(key, Earlier(index, observation))
+
+    def answer(self, ready: Ready, earlier: Earlier) -> Outcome:
+        """A read-only repeat, answered from the earlier result without running it."""
+        return Outcome(
+            StepKind.ACTION,
+            f"{ready.tool.name} was already called with these arguments in step "
+            f"{earlier.step}; repeating it gives nothing new. Its result was:\n"
+            f"{earlier.observation}\nUse it, or try something else.",
+            ready.tool.name,
+            ready.arguments,
+            source=None if ready.tool.trusted_output else ready.tool.name,
+        )
+
+    def exceeded(self) -> str | None:
+        """Why the run must end, once it keeps repeating itself; else ``None``."""
+        if self.count <= self.limit:
+            return None
+        return (
+            f"repeat limit of {self.limit} reached: the model kept calling the same tool "
+            "with the same arguments"
+        )

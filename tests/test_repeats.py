@@ -1,0 +1,88 @@
+"""Repeated calls: marked, answered from the earlier result, bounded (SPEC L12, issue 13)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tao import Agent, Status, tool
+
+Replay = Callable[[list[str]], Path]
+ran: list[str] = []
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    ran.append(key)
+    return f"value of {key}"
+
+
+@tool(effects="writes")
+def save(key: str) -> str:
+    """Save a key."""
+    ran.append(f"save {key}")
+    return f"saved {key}"
+
+
+def run(script: Path, **settings: object) -> Any:
+    ran.clear()
+    approve_all = Agent(
+        f"replay:{script}", [lookup, save], record=False, approve=lambda t, a: True, **settings
+    )
+    return approve_all.run("x")
+
+
+def test_a_read_only_repeat_is_marked_and_answered_from_the_earlier_result_L12(
+    replay: Replay,
+) -> None:
+    script = replay(
+        ["Action: lookup[a]", "Action: lookup[b]", "Action: lookup[a]", "Action: finish[x]"]
+    )
+    result = run(script)
+    assert ran == ["a", "b"]  # the third call never ran
+    first, _, third, _ = result.steps
+    assert (first.repeat_of, third.repeat_of) == (None, 1)
+    assert "already called with these arguments in step 1" in (third.observation or "")
+    assert "value of a" in (third.observation or "")
+    assert result.status is Status.FINISHED
+
+
+def test_a_state_changing_call_between_makes_it_no_repeat(replay: Replay) -> None:
+    script = replay(
+        ["Action: lookup[a]", "Action: save[a]", "Action: lookup[a]", "Action: finish[x]"]
+    )
+    result = run(script)
+    assert ran == ["a", "save a", "a"]
+    assert [s.repeat_of for s in result.steps] == [None, None, None, None]
+
+
+def test_a_side_effecting_repeat_still_asks_and_runs_but_is_marked(replay: Replay) -> None:
+    script = replay(["Action: save[a]", "Action: save[a]", "Action: finish[x]"])
+    result = run(script)
+    assert ran == ["save a", "save a"]
+    assert result.steps[1].repeat_of == 1
+
+
+def test_a_run_that_keeps_repeating_ends_with_a_budget_status_naming_repeats_L12(
+    replay: Replay,
+) -> None:
+    script = replay(["Action: lookup[a]"] * 10)
+    result = run(script, max_repeats=2)
+    assert result.status is Status.MAX_STEPS
+    assert result.stop_reason is not None and "repeat limit of 2" in result.stop_reason
+    assert len(result.steps) == 4 and ran == ["a"]
+
+
+def test_max_repeats_on_the_command_line_and_repeat_of_in_the_json(
+    replay: Replay, tao_cli: Any
+) -> None:
+    script = replay(["Action: calculator[1+1]"] * 5)
+    out = tao_cli("run", "x", "--model", f"replay:{script}", "-t", "calc", "--max-repeats", "1",
+                  "--json")  # fmt: skip
+    assert out.returncode == 3, out.stderr
+    data = json.loads(out.stdout)
+    assert [s["repeat_of"] for s in data["steps"]] == [None, 1, 1]
+    assert "repeat limit of 1" in data["stop_reason"]
