@@ -131,7 +131,7 @@ def test_time_budget_stops_the_run_L5(replay: Replay) -> None:
         time.sleep(seconds)
         return "waited"
 
-    script = replay(["Action: slow[0.3]"] * 5)
+    script = replay([f"Action: slow[0.3{i}]" for i in range(5)])  # distinct: no repeats
     result = agent(script, [slow], max_seconds=0.5).run("task")
     assert result.status is Status.MAX_STEPS
     assert result.stop_reason == "time limit of 0.5 s reached"
