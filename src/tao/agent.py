@@ -76,6 +76,8 @@ class Agent:
         self.model: Model = built.model
         self.tools: dict[str, Tool] = built.setup.tools
         self.setup = built.setup
+        #: What ``result.output`` is made as (``output_type=``); ``None``: plain JSON.
+        self.output_type = built.output_type
         self.executor: Executor = executor or call_tool
         self.approve = approve
         self.policy = policy if policy is not None else Policy.default()

@@ -27,6 +27,7 @@ from tao.exchange import (
     StepDone,
 )
 from tao.loop import Loop
+from tao.output import typed
 from tao.runs import Start
 from tao.state import Decision
 from tao.trace import RunObserver, RunResult
@@ -97,6 +98,8 @@ class Driver:
         result.status, result.answer = ending.status, ending.answer
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None
+        if ending.answer is not None and self.agent.setup.output is not None:
+            result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
         with _partial(result):
             for observer in self.observers:

@@ -21,6 +21,7 @@ from typing import Literal, TypeVar, dataclass_transform
 
 from tao.act import Outcome, Ready
 from tao.models.base import ModelReply, ModelRequest
+from tao.output import OutputSpec
 from tao.protocol.labels import Labels
 from tao.state import Checkpoint, Decision, PendingCall, RunConfig
 from tao.tools.base import Tool
@@ -139,3 +140,5 @@ class LoopSetup:
     """A GBNF grammar for backends that constrain decoding."""
     send_stop: bool = True
     """Whether the backend takes stop sequences; the loop cuts client-side anyway (L3)."""
+    output: OutputSpec | None = None
+    """What a final answer must be (``config.output_schema``), checked before it is taken."""

@@ -39,6 +39,7 @@ from tao.exchange import (
 )
 from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
+from tao.output import AnswerMismatch
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
 from tao.repeats import Earlier, Repeats
@@ -65,7 +66,9 @@ class _Run:
     def __post_init__(self) -> None:
         self.budget = self.setup.config.budget()
         native_tools = self.setup.protocol == "native"
-        self.specs = native.tool_specs(list(self.setup.tools.values())) if native_tools else None
+        output = self.setup.output.schema if self.setup.output is not None else None
+        tools = list(self.setup.tools.values())
+        self.specs = native.tool_specs(tools, answer_schema=output) if native_tools else None
 
     def elapsed(self) -> float:
         return self.clock() - self.started
@@ -176,7 +179,7 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
     reply = kept_reply(setup, turn.answer.reply)
     parsed = parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
-        return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=parsed.answer)]
+        return _final(run, turn, reply, parsed)
     if isinstance(parsed, ParseFailure):
         remind = prompts.native_reminder if setup.protocol == "native" else prompts.reminder
         reminder = Outcome(StepKind.PARSE_ERROR, remind(setup.labels, parsed.reason), "", None)
@@ -222,6 +225,28 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
         _action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
+
+
+def _final(run: _Run, turn: _Turn, reply: ModelReply, parsed: FinalAnswer) -> list[Step]:
+    """The answer, checked against the output schema; a mismatch goes back to the model,
+    naming the field, as a failed ``finish`` call (SPEC L13)."""
+    answer, output = parsed.answer, run.setup.output
+    try:
+        answer = output.check(answer) if output is not None else answer
+    except AnswerMismatch as error:
+        failed = Outcome(StepKind.ACTION, f"Error: {error}", "finish", None)
+        extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [failed])
+        return [
+            _step(
+                turn,
+                StepKind.ACTION,
+                parsed.thought,
+                tool="finish",
+                argument=parsed.answer,
+                observation=failed.observation,
+            )
+        ]
+    return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
 
 
 def _action_step(

@@ -24,6 +24,7 @@ from tao.errors import ConfigError, ResumeError, StateError, TaoError
 from tao.exchange import LoopSetup
 from tao.loop import Loop, react
 from tao.models import Model, load_model
+from tao.output import OutputSpec, schema_of
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.state import Checkpoint, Decision, RunConfig
@@ -59,6 +60,8 @@ class Built:
     config: RunConfig
     model: Model
     setup: LoopSetup
+    output_type: object
+    """What ``result.output`` is made as: the Python type given, else plain JSON."""
 
 
 def make_config(
@@ -69,6 +72,9 @@ def make_config(
 ) -> RunConfig:
     """One RunConfig from the agent's arguments: explicit ones win over ``config``."""
     changes = {key: _setting(key, value) for key, value in settings.items()}
+    if "output_type" in changes:  # a Python type is recorded as its JSON Schema
+        output_type = changes.pop("output_type")
+        changes["output_schema"] = None if output_type is None else schema_of(output_type)
     if isinstance(model, str):
         changes["model"] = model
     elif model is not None:
@@ -109,7 +115,7 @@ def build_setup(
     resolved = resolve_tools(specs, project=config.project, corpus=config.corpus, ask=ask)
     named = {tool.name: tool for tool in resolved}
     named["finish"] = make_tool(finish)
-    return Built(config, backend, _loop_setup(config, backend, named))
+    return Built(config, backend, _loop_setup(config, backend, named), settings.get("output_type"))
 
 
 def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> LoopSetup:
@@ -126,13 +132,16 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
 
-        grammar = react_grammar(labels, list(tools))
+        grammar = react_grammar(labels, list(tools), answer_schema=config.output_schema)
+    output = OutputSpec(config.output_schema) if config.output_schema is not None else None
     if config.system_prompt:
         system = config.system_prompt
     elif protocol == "native":
         system = prompts.native_system_prompt(labels)
     else:
         system = prompts.system_prompt(labels, list(tools.values()))
+    if output is not None:
+        system += "\n" + output.hint()
     return LoopSetup(
         config=config,
         labels=labels,
@@ -141,6 +150,7 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         protocol=protocol,
         grammar=grammar,
         send_stop=model.supports_stop,
+        output=output,
     )
 
 

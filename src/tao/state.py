@@ -74,6 +74,8 @@ class RunConfig:
     """How the task is introduced (``Question``, ``Claim``); default: the language's."""
     fence_untrusted: bool = True
     """Fence tool output read from the world as untrusted data (SPEC S4)."""
+    output_schema: JSONObject | None = None
+    """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words

@@ -163,6 +163,9 @@ class RunResult:
     started_at: float = 0.0
     duration_s: float = 0.0
     config: RunConfig | None = None
+    output: object = None
+    """A finished typed run's answer as its type (SPEC L13): a pydantic model instance, a
+    dataclass, plain JSON data; ``answer`` holds the same as JSON text."""
     """The settings the run was started with, when known."""
 
     @property

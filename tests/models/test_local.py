@@ -165,3 +165,22 @@ def test_verification_stamp_detects_changes(tmp_path: Path) -> None:
     os.utime(model, ns=(stamp["mtime_ns"] + 10**9, stamp["mtime_ns"] + 10**9))
     assert not verify_model(model, digest)
     assert not verify_model(tmp_path / "absent.gguf", digest)
+
+
+@pytest.mark.local_model
+@needs_model
+def test_a_typed_answer_on_the_embedded_model_is_constrained_by_the_schema_L13() -> None:
+    """The GBNF built from the JSON Schema leaves the model no way to answer off-schema."""
+    from pydantic import BaseModel
+
+    from tao import Agent, Status
+
+    class Person(BaseModel):
+        name: str
+        age: int
+
+    agent = Agent("local", [], record=False, output_type=Person, max_steps=2)
+    result = agent.run("Ada Lovelace was 36. Give her name and age.")
+    assert result.status is Status.FINISHED, result.steps
+    assert isinstance(result.output, Person)
+    assert result.output.age == 36

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 import click
 
 from tao.cli.options import base_url_option, model_option, shown
-from tao.errors import ModelSpecError, TaoError, ToolError
+from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
+from tao.output import schema_of
 from tao.protocol.labels import LABELS
 from tao.state import RunConfig
 from tao.tools.base import Tool
@@ -114,6 +115,7 @@ _HELP = {
     "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
     "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
     "json": "Print one JSON object instead of the live display.",
+    "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
 }
 _FOLDER = click.Path(file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
@@ -139,6 +141,7 @@ _option = click.option
 @_option("--no-input", is_flag=True, help=_HELP["no-input"])
 @_option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'", help=_HELP["mcp"])
 @_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
+@_option("--output-schema", type=_FILE, help=_HELP["output-schema"])
 @_option("--no-log", is_flag=True, help="Do not record this run in the run log.")
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
 def run(task: str, **options: Unpack[RunOptions]) -> None:
@@ -164,7 +167,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
             record=not options["no_log"],
         )
         result = agent.run(task) if options["as_json"] else show_live(agent, task)
-    except ModelSpecError as error:
+    except (ModelSpecError, ConfigError) as error:
         raise click.UsageError(str(error)) from None
     except TaoError as error:
         click.echo(f"Error: {error}", err=True)
@@ -197,6 +200,7 @@ class RunOptions(TypedDict):
     no_input: bool
     mcp_commands: tuple[str, ...]
     mcp_urls: tuple[str, ...]
+    output_schema: Path | None
     no_log: bool
     as_json: bool
 
@@ -208,7 +212,9 @@ def _config(options: RunOptions, sets: list[str]) -> RunConfig:
     they are; the others are translated here.
     """
     same = {key: value for key, value in options.items() if key in _CONFIG_FIELDS}
-    corpus = options["corpus"]
+    corpus, schema_file = options["corpus"], options["output_schema"]
+    if schema_file is not None:
+        same["output_schema"] = schema_of(_read_schema(schema_file))
     return RunConfig(
         model=options["model_spec"],
         tools=tuple(sets),
@@ -218,7 +224,21 @@ def _config(options: RunOptions, sets: list[str]) -> RunConfig:
     ).replace(**same)
 
 
-_CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {"corpus", "project"}
+_CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {
+    "corpus",
+    "project",
+    "output_schema",
+}
+
+
+def _read_schema(path: Path) -> JSONObject:
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise click.UsageError(f"cannot read the output schema {path}: {error}") from None
+    if not isinstance(schema, dict):
+        raise click.UsageError(f"the output schema {path} must be a JSON object")
+    return schema
 
 
 def _connect_mcp(commands: tuple[str, ...], urls: tuple[str, ...]) -> list[McpServer]:

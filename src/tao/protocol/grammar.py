@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tao.jsontypes import JSONObject
 from tao.protocol.labels import Labels
 
 __all__ = [
@@ -57,8 +58,12 @@ def react_grammar(
     require_thought: bool = True,
     max_thought_chars: int | None = DEFAULT_MAX_THOUGHT_CHARS,
     max_argument_chars: int | None = DEFAULT_MAX_ARGUMENT_CHARS,
+    answer_schema: JSONObject | None = None,
 ) -> str:
     """Return the GBNF grammar for one ReAct step in the language of ``labels``.
+
+    With ``answer_schema`` (typed answers, SPEC L13) the answer, in ``finish[...]`` or
+    on the answer line, can only be JSON matching it (llama.cpp's own converter).
 
     ``tool_names`` are the tools of this run; ``finish`` is always added.
     With ``require_thought=False`` (the paper's *Act* strategy) the reply is
@@ -83,6 +88,10 @@ def react_grammar(
     argument_text = _bounded("[^\\n\\]]", 0, max_argument_chars)
     answer_text = _bounded("[^\\n]", 1, max_argument_chars)
 
+    typed = _answer_rules(answer_schema) if answer_schema is not None else []
+    if typed:
+        names.remove("finish")
+        tools = " | ".join(gbnf_literal(n) for n in names)
     decision = "( action | answer )"
     root = f'root ::= thought "\\n" {decision}' if require_thought else f"root ::= {decision}"
     lines = [
@@ -94,7 +103,34 @@ def react_grammar(
         f"argument ::= {argument_text}",
         f"answer ::= {gbnf_literal(labels.answer + ': ')} {answer_text}",
     ]
-    return "\n".join(lines) + "\n"
+    if typed:
+        finish_call = '"finish[" answer-json "]"'
+        call = f'( tool "[" argument "]" | {finish_call} )' if names else finish_call
+        lines[2] = f"action ::= {gbnf_literal(labels.action + ': ')} {call}"
+        lines[5] = f"answer ::= {gbnf_literal(labels.answer + ': ')} answer-json"
+        if not names:  # finish is the only tool: no other calls to describe
+            del lines[3:5]
+    return "\n".join([*lines, *typed]) + "\n"
+
+
+def _answer_rules(schema: JSONObject) -> list[str]:
+    """llama.cpp's grammar for ``schema``, its root renamed ``answer-json``, one line each.
+
+    The converter names its rules after the schema (``string``, ``name-kv``…), never
+    after ours (``thought``, ``action``, ``tool``, ``argument``, ``answer``).
+    """
+    import json
+
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    text = json_schema_to_gbnf(json.dumps(schema))
+    rules = []
+    for line in text.splitlines():
+        if line.startswith("root ::="):
+            line = "answer-json ::=" + line[len("root ::=") :]
+        if line.strip():
+            rules.append(line)
+    return rules
 
 
 def check_grammar(text: str) -> None:

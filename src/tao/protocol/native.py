@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
 from tao.protocol.labels import Labels
 from tao.protocol.scan import Exhausted, Scanner
@@ -26,9 +27,21 @@ class NativeCalls:
     calls: tuple[ToolCall, ...]
 
 
-def tool_specs(tools: Sequence[Tool]) -> list[ToolSpec]:
-    """What native backends send as ``tools``: name, description, JSON schema."""
-    return [ToolSpec(t.name, t.description, t.schema) for t in tools]
+def tool_specs(tools: Sequence[Tool], *, answer_schema: JSONObject | None = None) -> list[ToolSpec]:
+    """What native backends send as ``tools``: name, description, JSON schema.
+
+    With ``answer_schema`` (typed final answers, SPEC L13), ``finish`` takes an
+    ``answer`` of that schema, so the provider's own structured output shapes it.
+    """
+    specs = [ToolSpec(t.name, t.description, t.schema) for t in tools]
+    if answer_schema is None:
+        return specs
+    typed: JSONObject = {
+        "type": "object",
+        "properties": {"answer": answer_schema},
+        "required": ["answer"],
+    }
+    return [ToolSpec(s.name, s.description, typed) if s.name == FINISH else s for s in specs]
 
 
 def read_reply(reply: ModelReply, labels: Labels) -> NativeCalls | FinalAnswer | ParseFailure:
@@ -37,6 +50,8 @@ def read_reply(reply: ModelReply, labels: Labels) -> NativeCalls | FinalAnswer |
     for call in reply.tool_calls:
         if call.name.lower() == FINISH:
             answer = call.arguments.get("answer")
+            if isinstance(answer, dict | list):  # a typed answer: kept as JSON text
+                return FinalAnswer(thought, json.dumps(answer, ensure_ascii=False), reply.text)
             if isinstance(answer, str | int | float) and str(answer).strip():
                 return FinalAnswer(thought, str(answer).strip(), reply.text)
             return ParseFailure(thought, 'finish needs an "answer" argument', reply.text)

@@ -80,7 +80,7 @@ class McpTool(Tool):
         object, because ``add[5]`` arrives as text; unknown names are refused
         unless the schema allows extra properties, so a typo is not silently dropped.
         """
-        import jsonschema  # type: ignore[import-untyped]  # a dependency of mcp; no stubs
+        import jsonschema  # no stubs: see pyproject's mypy overrides
 
         props = self._properties()
         unknown = sorted(set(arguments) - set(props))
