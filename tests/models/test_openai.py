@@ -425,7 +425,6 @@ def test_native_run_end_to_end(wire: Any) -> None:
 
 def test_streamed_native_run_shows_text_as_it_arrives(wire: Any) -> None:
     from tao.agent import Agent
-
     from tao.events import FinalEvent, TextDelta
 
     wire.sse(streamed_tool_call())
