@@ -106,7 +106,9 @@ def test_policy_files_are_read_strictly(tmp_path: Path) -> None:
     good = tmp_path / "policy.toml"
     good.write_text('[[allow]]\ntool = "write_file"\npath = "out/**"\n')
     policy = Policy.load(good)
-    (write_file,) = [t for t in resolve_tools(["write"], project=tmp_path) if t.name == "write_file"]
+    (write_file,) = [
+        t for t in resolve_tools(["write"], project=tmp_path) if t.name == "write_file"
+    ]
     assert policy.allows(write_file, {"path": "out/a/b.txt", "content": "x"})
     assert not policy.allows(write_file, {"path": "src/a.py", "content": "x"})
     bad = tmp_path / "bad.toml"

@@ -235,4 +235,6 @@ def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> No
     conn.execute("PRAGMA user_version = 9")
     conn.close()
     out = tao_cli("runs", "show", "abc")
-    _assert_one_line_error(out, f"newer tao (schema v9, this tao knows v{SCHEMA_VERSION}); upgrade tao")
+    _assert_one_line_error(
+        out, f"newer tao (schema v9, this tao knows v{SCHEMA_VERSION}); upgrade tao"
+    )

@@ -1,4 +1,4 @@
-"""Record what ``tao run --json`` gives for each scenario, as the reference for tests/test_golden.py.
+"""Record what `tao run --json` gives per scenario: the reference for tests/test_golden.py.
 
 Run once with the tao whose behaviour is the reference (the redesign kept 0.1's):
 
@@ -40,9 +40,24 @@ def run_scenario(scenario: dict[str, object], python: str = sys.executable) -> d
         args = [str(a).replace("{project}", str(HERE / "project")) for a in scenario["args"]]
         env = {**os.environ, "TAO_HOME": tmp}
         out = subprocess.run(
-            [python, "-m", "tao", "run", str(scenario["task"]), "--model", f"replay:{replay}",
-             *args, "--json", "--no-log", "--no-input"],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
+            [
+                python,
+                "-m",
+                "tao",
+                "run",
+                str(scenario["task"]),
+                "--model",
+                f"replay:{replay}",
+                *args,
+                "--json",
+                "--no-log",
+                "--no-input",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
         )
         data = json.loads(out.stdout)
         data["exit_code"] = out.returncode
