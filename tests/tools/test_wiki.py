@@ -60,6 +60,26 @@ def test_search_miss_lists_similar_titles_ranked_by_bm25_T2(corpus: Path) -> Non
     assert search.invoke({"entity": "zzzz qqqq"}) == "Could not find zzzz qqqq. Similar: []."
 
 
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("Ed Wod filmmaker", "Ed Wood"),
+        ("Scot Derickson", "Scott Derrickson"),
+        ("Docter Strange 2016 flim", "Doctor Strange (2016 film)"),
+        ("ed  wodd", "Ed Wood"),
+    ],
+)
+def test_a_misspelled_search_lists_the_close_title_first_issue_13(
+    corpus: Path, typed: str, expected: str
+) -> None:
+    search, _ = wiki_tools(corpus)
+    observation = search.invoke({"entity": typed})
+    assert observation.startswith(f"Could not find {typed}. Similar: ['")
+    similar = ast.literal_eval(observation.split("Similar: ", 1)[1][:-1])
+    assert expected in similar[:2]  # the close title, ahead of what BM25 alone finds
+    assert len(similar) == len(set(similar)) <= 5
+
+
 def test_lookup_steps_through_sentences_of_the_current_page_T2(corpus: Path) -> None:
     search, lookup = wiki_tools(corpus)
     search.invoke({"entity": "Ed Wood"})

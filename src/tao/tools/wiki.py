@@ -33,6 +33,8 @@ from tao.errors import ConfigError, ToolError
 from tao.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 
+#: How close (rapidfuzz WRatio, 0-100) a title must be to a search to be offered as similar.
+FUZZY_CUTOFF = 80
 SIMILAR_COUNT = 5
 _CACHE_SIZE = 4
 
@@ -120,6 +122,8 @@ class Corpus:
     pages: dict[str, list[Paragraph]] = field(default_factory=dict)
     build_seconds: float = 0.0
     _retriever: _Retriever | None = None
+    titles: list[str] = field(default_factory=list)
+    """Every page title once, in file order: what misspelled searches are matched against."""
 
     def __post_init__(self) -> None:
         started = time.perf_counter()
@@ -139,6 +143,30 @@ class Corpus:
         return self.pages.get(normalize_title(title))
 
     def similar(self, query: str, count: int = SIMILAR_COUNT) -> list[str]:
+        """Titles close to ``query``: misspellings first (``Ed Wod`` finds ``Ed Wood``, as
+        Wikipedia's own search does), then the best BM25 matches; no repeats."""
+        titles = self._close_titles(query, count)
+        for title in self._bm25(query, count):
+            if title not in titles:
+                titles.append(title)
+        return titles[:count]
+
+    def _close_titles(self, query: str, count: int) -> list[str]:
+        from rapidfuzz import fuzz, process, utils
+
+        if not self.titles:
+            self.titles = list(dict.fromkeys(p.title for p in self.paragraphs))
+        found = process.extract(
+            query,
+            self.titles,
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=count,
+            score_cutoff=FUZZY_CUTOFF,
+        )
+        return [title for title, _, _ in found]
+
+    def _bm25(self, query: str, count: int) -> list[str]:
         """Titles of the best BM25 matches for ``query``, best first, without repeats."""
         import bm25s
 
