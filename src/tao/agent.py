@@ -42,12 +42,13 @@ from tao.protocol.labels import Labels
 from tao.runs import Start, begin, build_setup, describe_error, reopen
 from tao.state import Checkpoint, Decision, RunConfig
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult
+from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.store import Store
 
 ToolSpec = str | Tool | Callable[..., object]
+
 
 class Agent:
     """A model, a set of tools and a :class:`RunConfig`; :meth:`run` solves one task with them.
@@ -156,18 +157,27 @@ class Agent:
             if isinstance(event, FinalEvent):
                 return
 
+    def start(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunHandle:
+        """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
+        return RunHandle(_SyncDriver(self, observers, ignore), self._begin(task))
+
     def _stream(self, start: Start, observers: Sequence[RunObserver]) -> Iterator[Event]:
         events: queue.Queue[Event | BaseException] = queue.Queue()
+        driver = _SyncDriver(self, observers, events.put)
 
         def work() -> None:
             try:
-                _SyncDriver(self, observers, events.put).drive(start)
+                driver.drive(start)
             except BaseException as error:  # handed to the consumer, raised there
                 events.put(error)
 
         threading.Thread(target=work, name="tao-stream", daemon=True).start()
         while True:
-            event = events.get()
+            try:
+                event = events.get()
+            except KeyboardInterrupt:  # Ctrl-C reaches this thread, not the driver's
+                driver.stop(Status.INTERRUPTED)
+                raise
             if isinstance(event, BaseException):
                 raise event
             yield event
@@ -198,8 +208,58 @@ class Agent:
         return self._store
 
 
+class RunHandle:
+    """A run going on in a thread: wait for its result, or cancel it (SPEC R2).
+
+    handle = agent.start("summarise the logs")
+    handle.cancel()                      # status cancelled, partial trace kept
+    result = handle.result(timeout=10)
+    """
+
+    def __init__(self, driver: _SyncDriver, start: Start) -> None:
+        self.run_id = start.result.run_id
+        self._driver = driver
+        self._ended = threading.Event()
+        self._outcome: RunResult | BaseException = start.result
+        threading.Thread(target=self._work, args=(driver, start), daemon=True).start()
+
+    def _work(self, driver: _SyncDriver, start: Start) -> None:
+        try:
+            outcome: RunResult | BaseException = driver.drive(start)
+        except BaseException as error:  # raised in result(), where someone waits
+            outcome = error
+        if not self._ended.is_set():
+            self._outcome = outcome
+            self._ended.set()
+
+    def cancel(self) -> None:
+        """End the run as ``cancelled`` now: children killed, the partial trace kept.
+
+        A tool call in flight is abandoned (its thread ends on its own); the result is
+        ready at once."""
+        self._driver.stop(Status.CANCELLED)
+        if self._driver.result is not None and self._driver.closed:
+            self._outcome = self._driver.result
+            self._ended.set()
+
+    def result(self, timeout: float | None = None) -> RunResult:
+        """The run's result, once it has ended (or :class:`TimeoutError`)."""
+        if not self._ended.wait(timeout):
+            raise TimeoutError(f"run {self.run_id} is still going")
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        return self._outcome
+
+
 class _SyncDriver(Driver):
     def drive(self, start: Start) -> RunResult:
+        try:
+            return self._drive(start)
+        except KeyboardInterrupt:  # Ctrl-C: recorded as interrupted, children ended (R2)
+            self.stop(Status.INTERRUPTED)
+            raise
+
+    def _drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.agent.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):
@@ -231,6 +291,16 @@ class _SyncDriver(Driver):
 
 class _AsyncDriver(Driver):
     async def drive(self, start: Start) -> RunResult:
+        try:
+            return await self._drive(start)
+        except asyncio.CancelledError:  # the task was cancelled: so is the run
+            self.stop(Status.CANCELLED)
+            raise
+        except KeyboardInterrupt:
+            self.stop(Status.INTERRUPTED)
+            raise
+
+    async def _drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.agent.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):

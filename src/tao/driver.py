@@ -8,12 +8,14 @@ between the two, so everything else is written once here.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tao.act import Outcome, Ready, call_tool, execute
+from tao.children import kill_all
 from tao.errors import FatalError
 from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.exchange import (
@@ -30,7 +32,7 @@ from tao.loop import Loop
 from tao.output import typed
 from tao.runs import Start
 from tao.state import Decision
-from tao.trace import RunObserver, RunResult
+from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -52,6 +54,11 @@ class Driver:
     def __init__(self, agent: Agent, observers: Sequence[RunObserver], emit: Emit) -> None:
         self.agent = agent
         self.emit = emit
+        #: Set by :meth:`stop`: the status the run ends with at its next step.
+        self.stopping: Status | None = None
+        self.result: RunResult | None = None
+        self.closed = False
+        self._closing = threading.Lock()
         self.observers = list(observers)
         self.store = agent.run_log()
         if self.store is not None:
@@ -60,6 +67,7 @@ class Driver:
             self.observers.insert(0, RunRecorder(self.store, agent.config))
 
     def open(self, start: Start) -> RunResult:
+        self.result = start.result
         with _partial(start.result):
             for observer in self.observers:
                 observer.on_start(start.result)
@@ -84,6 +92,9 @@ class Driver:
         """Send ``answer``; record and checkpoint on the way (those never wait); return the
         next request that may block (model, person, tools), or how the run ended."""
         while True:
+            if self.stopping is not None:
+                loop.close()
+                return Ending(self.stopping)
             try:
                 request = loop.send(answer)
             except StopIteration as stop:
@@ -94,7 +105,23 @@ class Driver:
             self.note(request, result)
             answer = None
 
+    def stop(self, status: Status) -> None:
+        """Stop the run from outside (Ctrl-C, SIGTERM, ``cancel()``), from any thread.
+
+        Its children are killed now; it is recorded as ``status`` now, from its last
+        checkpoint, even while the driver is still blocked in a model call; the driver
+        ends at its next step.
+        """
+        self.stopping = status
+        kill_all()
+        if self.result is not None:
+            self.close(self.result, Ending(status))
+
     def close(self, result: RunResult, ending: Ending) -> RunResult:
+        with self._closing:
+            if self.closed:
+                return result
+            self.closed = True
         result.status, result.answer = ending.status, ending.answer
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None

@@ -8,12 +8,12 @@ tao resume 0193ab                # continues from exactly that step
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from tao.errors import TaoError
+from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
+from tao.errors import ResumeError, TaoError
 
 
 def _show_pending(run_id: str) -> None:
@@ -74,17 +74,25 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
     from tao.approvals import agent_for_run
-    from tao.cli.run import EXIT, ask_approval, show_live
+    from tao.cli.run import ask_approval, show_live
 
     interactive = sys.stdin.isatty() and not no_input
+    latest = Latest()
     try:
         agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
-        if as_json:
-            result = agent.resume(run_id)
-        else:
-            result = show_live(agent, run_id, events=agent.stream_resume(run_id))
-    except TaoError as error:
+    except TaoError as error:  # nothing to resume: a plain one-line error
         raise click.ClickException(str(error)) from None
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
-    sys.exit(EXIT[result.status])
+    try:
+        with sigterm_interrupts():
+            if as_json:
+                result = agent.resume(run_id, observers=[latest])
+            else:
+                events = agent.stream_resume(run_id, observers=[latest])
+                result = show_live(agent, run_id, events=events)
+    except ResumeError as error:
+        raise click.ClickException(str(error)) from None
+    except TaoError as error:
+        failed(error, latest, as_json)
+    except KeyboardInterrupt:
+        interrupted(latest, as_json)
+    conclude(result, as_json)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 STRATEGY_CHOICES = (*ALL_ORDER, "all")
 _Command = TypeVar("_Command", bound=Callable[..., object])
 
+
 class BarProgress:
     """A rich progress bar on stderr: questions done, running score, elapsed, ETA."""
 

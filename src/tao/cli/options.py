@@ -1,9 +1,9 @@
 """Options several commands share, written once: the model spec, the server URL, ``--json``.
 
-    @click.command()
-    @model_option("Which model answers.")
-    @base_url_option
-    def command(model_spec: str, base_url: str | None) -> None: ...
+@click.command()
+@model_option("Which model answers.")
+@base_url_option
+def command(model_spec: str, base_url: str | None) -> None: ...
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ class Decorator(Protocol):
 MODEL_FORMS = "local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, gemini:MODEL, replay:PATH"
 
 
-def shown(
-    flag: str, kind: click.ParamType[object] | type, default: object, text: str
-) -> Decorator:
+def shown(flag: str, kind: click.ParamType[object] | type, default: object, text: str) -> Decorator:
     """An option whose default ``--help`` shows."""
     return click.option(flag, type=kind, default=default, show_default=True, help=text)
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
+from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
 from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
@@ -20,7 +21,7 @@ from tao.output import schema_of
 from tao.protocol.labels import LABELS
 from tao.state import RunConfig
 from tao.tools.base import Tool
-from tao.trace import RunResult, Status
+from tao.trace import RunObserver, RunResult
 
 #: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
 TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
@@ -29,20 +30,13 @@ if TYPE_CHECKING:
     from tao.agent import Agent
     from tao.tools.mcp import McpServer
 
-#: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
-#: shell's code for a run stopped by Ctrl-C.
-EXIT = {
-    Status.FINISHED: 0,
-    Status.ERROR: 1,
-    Status.RUNNING: 1,
-    Status.MAX_STEPS: 3,
-    Status.AWAITING_APPROVAL: 4,
-    Status.INTERRUPTED: 130,
-    Status.CANCELLED: 130,
-}
 
-
-def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) -> RunResult:
+def show_live(
+    agent: Agent,
+    task: str,
+    events: Iterator[Event] | None = None,
+    observers: Sequence[RunObserver] = (),
+) -> RunResult:
     """Print the model's text as it streams, then each finished step, the answer last."""
     from rich.console import Console
     from rich.live import Live
@@ -57,7 +51,7 @@ def show_live(agent: Agent, task: str, events: Iterator[Event] | None = None) ->
         )
     )
     lang = agent.labels.code
-    events = events if events is not None else agent.stream(task)
+    events = events if events is not None else agent.stream(task, observers=observers)
     streamed = ""
     with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
         for event in events:
@@ -156,6 +150,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     sets = [name for chunk in options["tool_sets"] for name in chunk.split(",") if name.strip()]
     interactive = sys.stdin.isatty() and not options["no_input"]
     servers: list[McpServer] = []  # MCP connections, closed (processes ended) after the run
+    latest = Latest()
     try:
         config = _config(options, sets)
         servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
@@ -166,18 +161,21 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
             approve=ask_approval if interactive else None,
             record=not options["no_log"],
         )
-        result = agent.run(task) if options["as_json"] else show_live(agent, task)
+        with sigterm_interrupts():
+            if options["as_json"]:
+                result = agent.run(task, observers=[latest])
+            else:
+                result = show_live(agent, task, observers=[latest])
     except (ModelSpecError, ConfigError) as error:
         raise click.UsageError(str(error)) from None
     except TaoError as error:
-        click.echo(f"Error: {error}", err=True)
-        sys.exit(1)
+        failed(error, latest, options["as_json"])
+    except KeyboardInterrupt:
+        interrupted(latest, options["as_json"])
     finally:
         for server in servers:
             server.close()
-    if options["as_json"]:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
-    sys.exit(EXIT[result.status])
+    conclude(result, options["as_json"])
 
 
 class RunOptions(TypedDict):

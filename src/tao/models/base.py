@@ -129,8 +129,6 @@ class Model(Protocol):
         """
         ...
 
-    async def acomplete(
-        self, request: ModelRequest, on_text: OnText | None = None
-    ) -> ModelReply:
+    async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         """The same call without blocking the event loop (``Agent.arun``)."""
         ...

@@ -12,10 +12,8 @@ environment scrubbed of anything that looks like a key, token or password
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import stat
 import subprocess
 import sys
@@ -24,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
+from tao.children import kill_group, tracked
 from tao.errors import ToolError
 from tao.redact import find_secrets
 from tao.tools.base import Tool, make_tool
@@ -123,8 +122,26 @@ class _TailReader(threading.Thread):
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the child and everything it started (it leads its own session)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    kill_group(process.pid)
+
+
+def _wait(
+    process: subprocess.Popen[bytes], timeout_s: float, reader: _TailReader
+) -> tuple[bool, int]:
+    """Wait for the child; at the timeout kill its group. Whether it timed out, its code."""
+    assert process.stdout is not None
+    timed_out = False
+    try:
+        code = process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        code = process.wait()
+    finally:
+        _kill_group(process)  # stray grandchildren holding the pipe open
+        reader.join(timeout=5)
+        process.stdout.close()
+    return timed_out, code
 
 
 def test_file(root: Path, raw: str) -> ProjectPath:
@@ -178,17 +195,8 @@ def run_pytest(root: Path, raw: str, timeout_s: float) -> str:
     assert process.stdout is not None
     reader = _TailReader(process.stdout, MAX_OUTPUT_BYTES)
     reader.start()
-    timed_out = False
-    try:
-        code = process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process)
-        code = process.wait()
-    finally:
-        _kill_group(process)  # stray grandchildren holding the pipe open
-        reader.join(timeout=5)
-        process.stdout.close()
+    with tracked(process):  # a stopped run kills it too (SPEC R2)
+        timed_out, code = _wait(process, timeout_s, reader)
     output = reader.text().rstrip("\n")
     if timed_out:
         summary = f"[run_tests: pytest {shown} was killed after the {timeout_s:g} s timeout]"

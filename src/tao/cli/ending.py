@@ -1,0 +1,99 @@
+"""How a command that drives a run ends: one exit code, one JSON object, a way back (SPEC R2).
+
+Every path out of ``tao run`` and ``tao resume`` goes through here, so the exit code
+always follows the status, ``--json`` always prints exactly one JSON object (also when
+the run log fails or the run is interrupted), and an interrupted run always says how
+to resume it. SIGTERM takes the same path as Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Iterator
+from types import FrameType
+from typing import NoReturn
+
+import click
+
+from tao.errors import FatalError, TaoError
+from tao.jsontypes import JSONObject
+from tao.trace import RunResult, Status, Step
+
+#: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
+#: shell's code for a run stopped by Ctrl-C.
+EXIT = {
+    Status.FINISHED: 0,
+    Status.ERROR: 1,
+    Status.RUNNING: 1,
+    Status.MAX_STEPS: 3,
+    Status.AWAITING_APPROVAL: 4,
+    Status.INTERRUPTED: 130,
+    Status.CANCELLED: 130,
+}
+
+
+class Latest:
+    """Remembers the run being driven, so an interrupted command can still report it."""
+
+    def __init__(self) -> None:
+        self.result: RunResult | None = None
+
+    def on_start(self, result: RunResult) -> None:
+        self.result = result
+
+    def on_step(self, result: RunResult, step: Step) -> None:
+        pass
+
+    def on_finish(self, result: RunResult) -> None:
+        pass
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """While the run goes, SIGTERM stops it as Ctrl-C does: recorded, children ended."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def conclude(result: RunResult, as_json: bool) -> NoReturn:
+    """Print the result (one JSON object with ``--json``) and exit with its status's code."""
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    if result.status in (Status.INTERRUPTED, Status.CANCELLED):
+        click.echo(f"{result.status}: continue it with: tao resume {result.run_id}", err=True)
+    sys.exit(EXIT[result.status])
+
+
+def interrupted(latest: Latest, as_json: bool) -> NoReturn:
+    """Ctrl-C or SIGTERM: the driver has recorded the run as interrupted; say so, exit 130."""
+    result = latest.result
+    if result is None:
+        click.echo("interrupted before the run started", err=True)
+        if as_json:
+            click.echo(json.dumps({"run_id": None, "status": "interrupted"}))
+        sys.exit(130)
+    result.status = Status.INTERRUPTED if result.status is Status.RUNNING else result.status
+    conclude(result, as_json)
+
+
+def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
+    """A fatal error (the run log is gone, the backend refused): one line, or one object."""
+    partial = error.partial if isinstance(error, FatalError) else None
+    run = partial or latest.result
+    if as_json:
+        data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
+        data.update(status="error", error=str(error))
+        click.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        click.echo(f"Error: {error}", err=True)
+    sys.exit(1)

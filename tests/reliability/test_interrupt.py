@@ -1,0 +1,176 @@
+"""Nothing left running, nothing lost: Ctrl-C, SIGTERM, cancel() (SPEC R1, R2; issue 14)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao import Agent, Status, StoreError, tool
+from tao.models.base import ModelReply, ModelRequest
+from tao.store import Store
+
+Replay = Callable[[list[str]], Path]
+
+SLOW_TEST = """\
+import os, pathlib, time
+
+def test_slow():
+    pathlib.Path(os.environ.get("PIDFILE", "pid.txt")).write_text(str(os.getpid()))
+    time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_run_ends_its_children_is_stored_interrupted_and_exits_130_R2(
+    tmp_path: Path, tao_home: Path, replay: Replay, sent: signal.Signals
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_slow.py").write_text(SLOW_TEST)
+    pidfile = tmp_path / "pid.txt"
+    script = replay(["Action: run_tests[test_slow.py]", "Action: finish[done]"])
+    env = {**os.environ, "TAO_HOME": str(tao_home), "PIDFILE": str(pidfile)}
+    command = [sys.executable, "-m", "tao", "run", "x", "--model", f"replay:{script}",
+               "--tools", "tests", "--project", str(project), "--json", "--no-input"]  # fmt: skip
+    tao = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    assert _alive(child)
+    tao.send_signal(sent)
+    started = time.monotonic()
+    out, err = tao.communicate(timeout=30)
+    took = time.monotonic() - started
+    assert tao.returncode == 130, err
+    assert took < 5, f"stopping took {took:.1f} s"
+    data = json.loads(out)  # exactly one JSON object
+    assert data["status"] == "interrupted"
+    assert f"tao resume {data['run_id']}" in err.decode()
+    time.sleep(0.5)
+    assert not _alive(child), "the pytest child outlived the run"
+    with Store.open() as store:
+        assert store.get_summary(data["run_id"]).status is Status.INTERRUPTED
+
+
+@tool
+def nap(seconds: float) -> str:
+    """Sleep a while."""
+    time.sleep(seconds)
+    return "rested"
+
+
+def test_cancel_on_a_run_handle_ends_the_run_as_cancelled_with_its_trace_R2(
+    replay: Replay, tao_home: Path
+) -> None:
+    script = replay(["Action: nap[0.01]", "Action: nap[5]", "Action: finish[x]"])
+    agent = Agent(f"replay:{script}", [nap])
+    handle = agent.start("rest")
+    while True:  # until the first step is recorded and the long nap has begun
+        with Store.open() as store, contextlib.suppress(StoreError):  # not begun yet
+            if store.get_summary(handle.run_id).steps >= 1:
+                break
+        time.sleep(0.02)
+    time.sleep(0.2)
+    started = time.monotonic()
+    handle.cancel()
+    result = handle.result(timeout=10)
+    assert time.monotonic() - started < 1.0
+    assert result.status is Status.CANCELLED
+    assert [s.observation for s in result.steps] == ["rested"]
+    with Store.open() as store:
+        assert store.get_summary(handle.run_id).status is Status.CANCELLED
+
+
+def test_cancelling_the_asyncio_task_cancels_the_run_R2(replay: Replay, tao_home: Path) -> None:
+    script = replay(["Action: nap[5]", "Action: finish[x]"])
+    agent = Agent(f"replay:{script}", [nap])
+    seen: list[Any] = []
+
+    class Watch:
+        def on_start(self, result: Any) -> None:
+            seen.append(result)
+
+        def on_step(self, result: Any, step: Any) -> None:
+            pass
+
+        def on_finish(self, result: Any) -> None:
+            pass
+
+    async def main() -> None:
+        task = asyncio.create_task(agent.arun("rest", observers=[Watch()]))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    with Store.open() as store:
+        assert store.get_summary(seen[0].run_id).status is Status.CANCELLED
+
+
+class Blocking:
+    """A model whose first call waits until the test lets it go."""
+
+    name, supports_stop, supports_grammar, supports_tools = "blocking", True, False, False
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def complete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        self.go.wait(30)
+        raise ConnectionError("the process was killed here")
+
+    async def acomplete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        return self.complete(request, on_text)
+
+
+def test_a_run_killed_before_its_first_step_can_be_resumed_R1(
+    replay: Replay, tao_home: Path
+) -> None:
+    model = Blocking()
+    ids: list[str] = []
+
+    class Watch:
+        def on_start(self, result: Any) -> None:
+            ids.append(result.run_id)
+
+        def on_step(self, result: Any, step: Any) -> None:
+            pass
+
+        def on_finish(self, result: Any) -> None:
+            pass
+
+    worker = threading.Thread(
+        target=lambda: Agent(model, ["calc"]).run("2+2?", observers=[Watch()]), daemon=True
+    )
+    worker.start()
+    time.sleep(0.5)
+    with Store.open() as store:  # the model has not answered: a checkpoint exists already
+        checkpoint = store.load_state(ids[0])
+    assert checkpoint is not None and checkpoint.step is None and checkpoint.messages
+    script = replay(["Action: finish[4]"])
+    with Store.open() as store:  # as if the process had died: its run is picked up again
+        result = Agent(f"replay:{script}", ["calc"], record=store).resume(ids[0])
+    assert (result.status, result.answer) == (Status.FINISHED, "4")
+    model.go.set()
