@@ -112,8 +112,11 @@ def make_app(
     host: str = "127.0.0.1",
     max_waiting: int = 8,
     chat: ChatServer | None = None,
+    body_timeout: float = 15.0,
 ) -> Starlette:
-    """The ASGI app serving ``model``; ``host`` is the address bound (its name is answered)."""
+    """The ASGI app serving ``model``; ``host`` is the address bound (its name is answered),
+    ``max_waiting`` the requests that may wait for the model, ``body_timeout`` the seconds
+    a client has to send its request body."""
     api = _Api(chat or ChatServer(model), max_waiting)
     routes = [
         Route(path, api.models, methods=["GET"]) for path in ("/v1/models", "/models")
@@ -127,7 +130,11 @@ def make_app(
         for path in ("/v1/chat/completions", "/chat/completions")
     ]  # fmt: skip
     policy = Policy(
-        names=allowed_names(host), max_body=MAX_BODY_BYTES, headers=_HEADERS, refuse=_refuse
+        names=allowed_names(host),
+        max_body=MAX_BODY_BYTES,
+        body_timeout=body_timeout,
+        headers=_HEADERS,
+        refuse=_refuse,
     )
     return Starlette(
         routes=routes,
