@@ -52,6 +52,10 @@ class Response:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    @property
+    def text(self) -> str:
+        return self.body
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
