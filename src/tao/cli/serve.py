@@ -47,9 +47,9 @@ from tao.errors import TaoError
 )
 @click.option(
     "--max-queue",
-    type=click.IntRange(min=0, max=1000),
     default=8,
     show_default=True,
+    type=click.IntRange(min=0, max=1000),
     help="Requests that may wait for the model; more are answered 429 with Retry-After.",
 )
 @click.option("--quiet", is_flag=True, help="Do not log each request.")

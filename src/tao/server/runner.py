@@ -24,7 +24,6 @@ import contextlib
 import socket
 import threading
 import time
-from types import TracebackType
 
 import h11
 import uvicorn
@@ -188,10 +187,5 @@ class Running:
     def __enter__(self) -> Running:
         return self.start()
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
