@@ -32,6 +32,8 @@ class CountingModel:
     """Answers "ok" after ``delay`` seconds, and counts the calls it got."""
 
     delay: float = 0.0
+    #: Pieces of text handed to ``on_text``, ``delay`` seconds apart.
+    pieces: int = 1
     name: str = "stand-in"
     supports_stop: bool = True
     supports_grammar: bool = True
@@ -40,9 +42,10 @@ class CountingModel:
 
     def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         self.calls.append(request)
-        time.sleep(self.delay)
-        if on_text is not None:
-            on_text("ok")
+        for _ in range(self.pieces):
+            time.sleep(self.delay)
+            if on_text is not None:
+                on_text("ok")
         return ModelReply(text="ok", input_tokens=1, output_tokens=1, finish_reason="stop")
 
     async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
@@ -313,3 +316,22 @@ def test_the_line_is_bounded_and_cheap_endpoints_answer_during_generation() -> N
     assert int(full.headers["retry-after"]) >= 1
     assert [reply.status for reply in replies] == [200, 200]
     assert len(model.calls) == 2
+
+
+def test_a_client_leaving_a_stream_stops_the_model_and_frees_the_line() -> None:
+    model = CountingModel(delay=0.1, pieces=100)  # 10 s if nobody stopped it
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
+    with Running(make_app(model, max_waiting=0)) as running:
+        head = (f"POST {CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+        with socket.create_connection(("127.0.0.1", running.port), timeout=20) as conn:
+            conn.sendall(head + body)
+            assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        started = time.monotonic()  # the client is gone; the model stops at its next piece
+        model.pieces = 1
+        reply = json_post(running.port, CHAT, GOOD)
+        while reply.status == 429 and time.monotonic() - started < 5:
+            time.sleep(0.1)
+            reply = json_post(running.port, CHAT, GOOD)
+    assert reply.status == 200, reply.text
+    assert time.monotonic() - started < 5

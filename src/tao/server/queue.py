@@ -3,8 +3,7 @@
 One model call runs at a time, in a worker thread, so the event loop keeps answering
 ``/v1/models`` and ``/health`` while the model thinks. Up to ``max_waiting`` more requests
 wait their turn, first come first served; the next one is told at once, 429 with a
-``Retry-After`` from the recent call times, instead of piling up without end. While the
-model is still loading every call is 503, also with ``Retry-After``.
+``Retry-After`` from the recent call times, instead of piling up without end.
 
     gate = ModelGate(max_waiting=8)
     async with gate.turn():
@@ -32,7 +31,6 @@ class ModelGate:
     def __init__(self, max_waiting: int = 8) -> None:
         self.max_waiting = max_waiting
         self.waiting = 0
-        self.ready = True
         self._lock = asyncio.Lock()
         self._recent: deque[float] = deque([5.0], maxlen=_RECENT)
 
@@ -43,10 +41,7 @@ class ModelGate:
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        """Wait for the model; 503 while it loads, 429 when the line is full."""
-        if not self.ready:
-            raise ApiError(503, "the model is still loading; try again shortly",
-                           kind="server_error", code="model_loading", retry_after=5)  # fmt: skip
+        """Wait for the model; 429 when the line is full."""
         if self._lock.locked() and self.waiting >= self.max_waiting:
             raise ApiError(
                 429,
