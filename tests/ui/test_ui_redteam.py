@@ -218,3 +218,4 @@ def test_live_updates_stream_as_server_sent_events_M3(ui: Any, paused_run: Any) 
     updates = [event for event in events if "version" in event]
     assert updates[0]["html"] and updates[-1]["status"] == "finished"
     assert updates[-1]["live"] is False
+    assert ui.request("/live/runs/zzz").status == 404

@@ -83,7 +83,13 @@ def serve(
         )
     except TaoError as error:
         raise click.ClickException(str(error)) from error
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host in ("0.0.0.0", "::"):  # noqa: S104 - words about a bind, not a bind
+        click.echo(
+            f"note: listening on {host}, but only requests addressed to 127.0.0.1, localhost "
+            "or [::1] are answered; to serve other machines, bind the address they use",
+            err=True,
+        )
+    elif host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(
             f"warning: listening on {host}; anyone who can reach it can use the model", err=True
         )

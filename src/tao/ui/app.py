@@ -150,7 +150,9 @@ class UiApp:
         return self.streams.response(self.index_update, request.query_params.get("v"))
 
     async def live_run(self, request: Request) -> Response:
-        update = partial(self.run_update, request.path_params["run_id"])
+        run_id = request.path_params["run_id"]
+        await anyio.to_thread.run_sync(self.store.get_summary, run_id)  # unknown: 404
+        update = partial(self.run_update, run_id)
         return self.streams.response(update, request.query_params.get("v"))
 
     async def approve(self, request: Request) -> Response:
