@@ -13,7 +13,6 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from tao.errors import ModelError
 from tao.jsontypes import JSONObject
 from tao.models.base import ModelReply, ModelRequest, OnText, ToolCall
 from tao.protocol.grammar import tool_call_grammar
-from tao.server import make_server
+from tao.server import Running, make_app
 
 COUNT = [{"role": "user", "content": "Count from 1 to 5."}]
 
@@ -85,16 +84,8 @@ class Served:
 @pytest.fixture
 def served() -> Iterator[Served]:
     model = ScriptedModel(["1 2 3 4 5"])
-    server = make_server(model, port=0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    port = server.server_address[1]
-    try:
-        yield Served(model, f"http://127.0.0.1:{port}/v1", int(port))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with Running(make_app(model)) as running:
+        yield Served(model, f"{running.url}/v1", running.port)
 
 
 def test_models_health_and_unknown_routes_answer_json(served: Served) -> None:
@@ -227,7 +218,7 @@ def test_malformed_and_oversized_bodies_are_json_errors(served: Served) -> None:
     with socket.create_connection(("127.0.0.1", served.port), timeout=30) as conn:
         conn.sendall(
             b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            b"Content-Length: 9000000\r\n\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 9000000\r\n\r\n"
         )  # the body is refused before it is read
         head = conn.recv(200)
     assert head.startswith(b"HTTP/1.1 413")

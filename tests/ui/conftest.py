@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,15 @@ def artifacts() -> Path:
 class Response:
     status: int
     body: str
-    headers: dict[str, str]
+    #: Case-insensitive, as HTTP header names are.
+    headers: Message
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -67,28 +72,37 @@ class Ui:
     def url(self) -> str:
         return self.server.url
 
+    @property
+    def origin(self) -> str:
+        return self.url.rstrip("/")
+
     def request(
         self,
         path: str,
         *,
         method: str = "GET",
-        data: dict[str, str] | None = None,
+        data: dict[str, str] | list[tuple[str, str]] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Response:
+        """One request; a POST carries this page's ``Origin``, as a browser's form does
+        (``headers={"Origin": ""}`` sends none)."""
         body = None
         if data is not None:
-            body = "&".join(
-                f"{urllib.parse.quote(k)}={urllib.parse.quote(v)}" for k, v in data.items()
-            ).encode()
+            body = urllib.parse.urlencode(data).encode()
+        headers = dict(headers or {})
+        if method == "POST":
+            headers.setdefault("Origin", self.origin)
+            if not headers["Origin"]:
+                del headers["Origin"]
         request = urllib.request.Request(
-            self.url.rstrip("/") + path, data=body, method=method, headers=headers or {}
+            self.url.rstrip("/") + path, data=body, method=method, headers=headers
         )
         opener = urllib.request.build_opener(_NoRedirect)
         try:
             with opener.open(request, timeout=30) as reply:
-                return Response(reply.status, reply.read().decode(), dict(reply.headers))
+                return Response(reply.status, reply.read().decode(), reply.headers)
         except urllib.error.HTTPError as error:
-            return Response(error.code, error.read().decode(), dict(error.headers))
+            return Response(error.code, error.read().decode(), error.headers)
 
     def csrf(self) -> str:
         page = self.request("/").body
@@ -96,20 +110,27 @@ class Ui:
         assert match, page
         return match.group(1)
 
+    def form(self, run_id: str) -> list[tuple[str, str]]:
+        """The hidden fields of the run page's Approve form: the token and the call ids."""
+        page = self.request(f"/runs/{run_id}").body
+        form = page.split('class="buttons"', 1)[1].split("</form>", 1)[0]
+        return re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form)
+
+    def decide(self, run_id: str, action: str = "approve", **extra: str) -> Response:
+        """Submit the run page's Approve or Deny form, as a person would."""
+        fields = self.form(run_id) + list(extra.items())
+        return self.request(f"/runs/{run_id}/{action}", method="POST", data=fields)
+
 
 @pytest.fixture
 def ui(tao_home: Path) -> Iterator[Ui]:
     """``tao ui`` in a thread of the test, on a free port, over the test's run log."""
     store = Store.open()
-    server = UiServer(store, 0)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
-    thread.start()
+    server = UiServer(store, 0).start()
     try:
         yield Ui(server)
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+        server.stop()
         server.resumer.wait(60)  # let background resumes end before the log goes away
         store.close()
 

@@ -45,11 +45,28 @@ from tao.errors import TaoError
     default=None,
     help="CPU threads (default: all available cores).",
 )
+@click.option(
+    "--max-queue",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=0, max=1000),
+    help="Requests that may wait for the model; more are answered 429 with Retry-After.",
+)
 @click.option("--quiet", is_flag=True, help="Do not log each request.")
 def serve(
-    model_spec: str, host: str, port: int, n_ctx: int | None, threads: int | None, quiet: bool
+    model_spec: str,
+    host: str,
+    port: int,
+    n_ctx: int | None,
+    threads: int | None,
+    max_queue: int,
+    quiet: bool,
 ) -> None:
-    """Serve a local model at /v1/models and /v1/chat/completions."""
+    """Serve a local model at /v1/models and /v1/chat/completions.
+
+    Answers only requests addressed to 127.0.0.1, localhost, [::1] or --host, takes
+    POSTs only as application/json, and runs one model call at a time.
+    """
     from pathlib import Path
 
     from tao.models.local import DEFAULT_N_CTX, LocalModel
@@ -66,8 +83,17 @@ def serve(
         )
     except TaoError as error:
         raise click.ClickException(str(error)) from error
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host in ("0.0.0.0", "::"):  # noqa: S104 - words about a bind, not a bind
+        click.echo(
+            f"note: listening on {host}, but only requests addressed to 127.0.0.1, localhost "
+            "or [::1] are answered; to serve other machines, bind the address they use",
+            err=True,
+        )
+    elif host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(
             f"warning: listening on {host}; anyone who can reach it can use the model", err=True
         )
-    serve_forever(model, host, port, quiet=quiet)
+    try:
+        serve_forever(model, host, port, quiet=quiet, max_waiting=max_queue)
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror}") from None

@@ -48,9 +48,6 @@ def ui(port: int) -> None:
     click.echo(f"tao ui: {server.url}  (run log {store.where}; Ctrl+C to stop)", err=True)
     click.echo(server.url)
     try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        pass
+        server.serve_forever()
     finally:
-        server.server_close()
         store.close()

@@ -1,4 +1,4 @@
-"""``tao serve``: a model behind an OpenAI-compatible HTTP API (SPEC M5, L3).
+"""``tao serve``: a model behind an OpenAI-compatible HTTP API (SPEC M5, L3, S9).
 
 Endpoints, in the OpenAI wire format so the official ``openai`` SDK works:
 
@@ -12,31 +12,35 @@ Endpoints, in the OpenAI wire format so the official ``openai`` SDK works:
 
 :mod:`tao.server.chat_request` checks a request, :mod:`tao.server.openai_api` answers it
 through :meth:`tao.models.Model.complete` (:mod:`tao.server.tool_prompt` gives tools to a
-model without native tool calling), :mod:`tao.server.wire` types the answers and
-:mod:`tao.server.http` carries them over HTTP. The command is ``tao serve``
-(:mod:`tao.cli.serve`); it binds 127.0.0.1 unless told otherwise.
+model without native tool calling), :mod:`tao.server.wire` types the answers,
+:mod:`tao.server.http` is the ASGI app (Starlette), :mod:`tao.server.streaming` its
+server-sent events and :mod:`tao.server.queue` the wait line for the one model.
+:mod:`tao.server.guard` (Host, Origin, media type, body bounds) and
+:mod:`tao.server.runner` (uvicorn with timeouts and limits) serve ``tao ui`` too.
+The command is ``tao serve`` (:mod:`tao.cli.serve`); it binds 127.0.0.1 unless told otherwise.
 
     from tao.models.local import LocalModel
-    from tao.server import make_server
+    from tao.server import Running, make_app
 
-    server = make_server(LocalModel(), port=0)
-    server.serve_forever()
+    with Running(make_app(LocalModel()), port=0) as running:
+        print(running.url)
 """
 
 from __future__ import annotations
 
 from tao.server.chat_request import ChatRequest, read_chat_request
-from tao.server.http import MAX_BODY_BYTES, ChatHTTPServer, make_server, serve_forever
+from tao.server.http import MAX_BODY_BYTES, make_app, serve_forever
 from tao.server.openai_api import ChatServer
+from tao.server.runner import Running
 from tao.server.wire import ApiError
 
 __all__ = [
     "MAX_BODY_BYTES",
     "ApiError",
-    "ChatHTTPServer",
     "ChatRequest",
     "ChatServer",
-    "make_server",
+    "Running",
+    "make_app",
     "read_chat_request",
     "serve_forever",
 ]

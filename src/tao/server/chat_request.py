@@ -19,6 +19,8 @@ from tao.server.wire import ApiError
 __all__ = ["ChatRequest", "read_chat_request"]
 
 _ROLES = ("system", "user", "assistant", "tool")
+#: More than any context window a local model has; a bigger number is a mistake.
+_MAX_TOKENS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,8 +132,8 @@ def _max_tokens(body: JSONObject) -> int | None:
     value = body.get("max_completion_tokens", body.get("max_tokens"))
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _bad("'max_tokens' must be a positive integer", "max_tokens")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_TOKENS:
+        raise _bad(f"'max_tokens' must be an integer from 1 to {_MAX_TOKENS}", "max_tokens")
     return value
 
 
@@ -147,8 +149,10 @@ def _check_sampling(body: JSONObject) -> None:
     _number(body, "presence_penalty", 0.0, -2.0, 2.0)
     _number(body, "frequency_penalty", 0.0, -2.0, 2.0)
     seed = body.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise _bad("'seed' must be an integer", "seed")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) >= 2**64
+    ):
+        raise _bad("'seed' must be a 64-bit integer", "seed")
 
 
 def _json_grammar(schema: JSONObject | None) -> str:
@@ -159,7 +163,7 @@ def _json_grammar(schema: JSONObject | None) -> str:
         return str(llama_grammar.JSON_GBNF)
     try:
         return str(llama_grammar.json_schema_to_gbnf(json.dumps(schema)))
-    except (ValueError, KeyError, TypeError, RuntimeError) as error:
+    except (ValueError, KeyError, TypeError, RuntimeError, RecursionError) as error:
         raise _bad(f"unusable JSON schema: {error}", "response_format") from error
 
 
@@ -235,7 +239,10 @@ def read_chat_request(body: JSON) -> ChatRequest:
     _check_sampling(body)
     tools = _tools(body)
     grammar = _grammar(body)
-    stream = bool(body.get("stream", False))
+    raw_stream = body.get("stream", False)
+    if not isinstance(raw_stream, bool | None):
+        raise _bad("'stream' must be true or false", "stream")
+    stream = bool(raw_stream)
     if tools and stream:
         raise _bad("streaming is not supported together with tools", "stream")
     if tools and grammar is not None:

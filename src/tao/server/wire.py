@@ -128,9 +128,12 @@ class ApiError(FatalError):
         kind: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
+        #: Seconds to wait before trying again (429, 503): sent as ``Retry-After``.
+        self.retry_after = retry_after
         self.message = message
         self.kind = kind
         self.param = param

@@ -1,4 +1,4 @@
-"""``tao ui``: a local web page for the run log and its pending approvals (SPEC M3, S3).
+"""``tao ui``: a local web page for the run log and its pending approvals (SPEC M3, S3, S9).
 
     from tao.store import Store
     from tao.ui import UiServer
@@ -7,7 +7,8 @@
     print(server.url)
     server.serve_forever()
 
-:mod:`tao.ui.server` routes and guards requests, :mod:`tao.ui.pages` renders
+:mod:`tao.ui.server` guards and serves (Starlette on uvicorn), :mod:`tao.ui.app` routes,
+:mod:`tao.ui.live` streams changes as server-sent events, :mod:`tao.ui.pages` renders
 (and escapes) HTML, :mod:`tao.ui.approval` records decisions and resumes runs,
 :mod:`tao.ui.assets` holds the stylesheet and the live-update script.
 """

@@ -1,7 +1,10 @@
 """Approve or deny a paused run from the web page, exactly as the CLI does (SPEC S3, M3).
 
-    Approve  =  tao runs approve RUN_ID   then   tao resume RUN_ID   (in the background)
-    Deny     =  tao runs deny RUN_ID --reason TEXT   then   tao resume RUN_ID
+    Approve  =  tao runs approve RUN_ID --call ID   then   tao resume RUN_ID   (in the background)
+    Deny     =  tao runs deny RUN_ID --call ID --reason TEXT   then   tao resume RUN_ID
+
+A decision names the exact calls the person saw (:attr:`tao.state.PendingCall.id`); when the
+run has moved on, :func:`tao.approvals.approve_run` refuses with :class:`tao.ResumeError`.
 
 The decision is recorded by :func:`tao.approvals.approve_run` / ``deny_run`` (the
 functions behind those commands), then ``python -m tao resume RUN_ID`` runs as a
@@ -22,6 +25,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from tao import approvals
+from tao.format import labels_for
+from tao.protocol.text import parse_reply
 from tao.state import Checkpoint, PendingCall
 from tao.store import Store
 from tao.trace import RunResult, Status
@@ -39,6 +44,8 @@ class Pending:
     calls: tuple[PendingCall, ...]
     #: The text of the reply that asked for the calls.
     reply: str | None = None
+    #: That reply's Thought: why the model wants the calls.
+    thought: str | None = None
     #: A decision already recorded (``tao runs approve`` without ``tao resume`` yet).
     decided: str | None = None
 
@@ -57,11 +64,17 @@ def pending_of(store: Store, result: RunResult) -> Pending | None:
         return None
     checkpoint = store.load_state(result.run_id)
     reply = checkpoint.reply if checkpoint is not None else None
+    thought = None
+    if reply is not None:
+        native = bool(reply.tool_calls)
+        parsed = None if native else parse_reply(reply.text, labels_for(result.lang))
+        thought = reply.text.strip() or None if parsed is None else parsed.thought
     return Pending(
         run_id=result.run_id,
         task=result.task,
         calls=tuple(result.pending),
         reply=reply.text if reply is not None else None,
+        thought=thought,
         decided=_decided(checkpoint),
     )
 
@@ -91,14 +104,19 @@ class Resumer:
         self._failures: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def decide(self, run_id: str, *, approve: bool, reason: str | None = None) -> str:
-        """Record the decision (raises :class:`tao.TaoError` if the run is not waiting),
-        then resume the run in the background. Returns the full run id."""
+    def decide(
+        self, run_id: str, calls: list[str], *, approve: bool, reason: str | None = None
+    ) -> str:
+        """Record the decision on exactly ``calls`` (:class:`tao.ResumeError` when one is no
+        longer pending, or the run is not waiting), then, once every waiting call is
+        decided, resume the run in the background. Returns the full run id."""
         if approve:
-            run_id = approvals.approve_run(run_id, store=self.store)
+            run_id = approvals.approve_run(run_id, calls=calls, store=self.store)
         else:
-            run_id = approvals.deny_run(run_id, reason, store=self.store)
-        self._start(run_id)
+            run_id = approvals.deny_run(run_id, reason, calls=calls, store=self.store)
+        waiting = approvals.pending_calls(run_id, store=self.store)
+        if all(item.decision is not None for item in waiting):
+            self._start(run_id)
         return run_id
 
     def _start(self, run_id: str) -> None:

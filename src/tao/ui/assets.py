@@ -5,8 +5,9 @@ outside the HTML so the Content-Security-Policy can allow only ``'self'``
 scripts: even a rendering bug could not make injected markup execute.
 
 The script does one thing: while a page is live (a run still running or
-waiting), it fetches ``data-live`` (JSON ``{version, html, live}``) every
-second and swaps the server-rendered, already escaped HTML in, keeping open
+waiting), it subscribes to ``data-live`` with an ``EventSource`` (server-sent
+events ``update`` carrying JSON ``{version, html, live}``, see :mod:`tao.ui.live`)
+and swaps the server-rendered, already escaped HTML in, keeping open
 ``<details>`` open and never interrupting someone typing a deny reason.
 """
 
@@ -150,36 +151,33 @@ JS = """
     if (button) { setTimeout(function () { button.disabled = true; }, 0); }
   });
   const live = document.getElementById("live");
-  if (!live || !live.dataset.live) { return; }
-  const url = live.dataset.live;
-  let version = live.dataset.version || null;
+  if (!live || !live.dataset.live || !window.EventSource) { return; }
+  let version = live.dataset.version || "";
+  let waiting = null;  // an update held back while someone types
   function typing() {
     const el = document.activeElement;
     return el && el.tagName === "INPUT" && live.contains(el) && el.value !== "";
   }
-  async function tick() {
-    let again = true;
-    try {
-      const response = await fetch(url, { headers: { Accept: "application/json" },
-                                           cache: "no-store", credentials: "same-origin" });
-      if (response.ok) {
-        const data = await response.json();
-        if (version === null) { version = data.version; }
-        if (data.version !== version && !typing()) {
-          const open = new Set(Array.from(live.querySelectorAll("details[open]"),
-                                          function (d) { return d.dataset.key; }));
-          live.innerHTML = data.html;  // rendered and escaped by the server
-          live.querySelectorAll("details").forEach(function (d) {
-            if (open.has(d.dataset.key)) { d.open = true; }
-          });
-          version = data.version;
-          document.dispatchEvent(new CustomEvent("tao:updated"));
-        }
-        again = data.live;
-      }
-    } catch (error) { /* the server restarted or is gone: try again */ }
-    if (again) { setTimeout(tick, 1000); }
+  function apply(data) {
+    if (data.version === version) { return; }
+    if (typing()) { waiting = data; return; }
+    waiting = null;
+    const open = new Set(Array.from(live.querySelectorAll("details[open]"),
+                                    function (d) { return d.dataset.key; }));
+    live.innerHTML = data.html;  // rendered and escaped by the server
+    live.querySelectorAll("details").forEach(function (d) {
+      if (open.has(d.dataset.key)) { d.open = true; }
+    });
+    version = data.version;
+    document.dispatchEvent(new CustomEvent("tao:updated"));
   }
-  setTimeout(tick, 1000);
+  setInterval(function () { if (waiting) { apply(waiting); } }, 1000);
+  const source = new EventSource(live.dataset.live + "?v=" + encodeURIComponent(version));
+  source.addEventListener("update", function (event) {
+    const data = JSON.parse(event.data);
+    apply(data);
+    if (!data.live) { source.close(); }
+  });
+  source.addEventListener("end", function () { source.close(); });
 })();
 """

@@ -31,7 +31,7 @@ from tao.store import RunSummary
 from tao.trace import RunResult, Status, Step, StepKind
 from tao.ui.approval import Pending
 
-#: Statuses whose page keeps polling for news.
+#: Statuses whose page keeps listening for news.
 LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
 
 
@@ -55,7 +55,8 @@ def version_of(body: str) -> str:
 
 
 def layout(title: str, body: str, *, csrf: str, where: str, live_url: str | None) -> str:
-    """A whole page; ``live_url`` makes :mod:`tao.ui.assets`' script poll for updates."""
+    """A whole page; ``live_url`` (server-sent events) makes :mod:`tao.ui.assets`' script
+    swap in each new rendering of the body."""
     live = f' data-live="{e(live_url)}" data-version="{version_of(body)}"' if live_url else ""
     return f"""<!doctype html>
 <html lang="en">
@@ -128,13 +129,23 @@ def _run_row(summary: RunSummary, prefix: str) -> str:
 
 
 def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
-    """The calls a run waits on, with Approve and Deny (with a reason) buttons."""
+    """The calls a run waits on, with Approve and Deny (with a reason) buttons.
+
+    The forms name each call shown (``call`` = :attr:`PendingCall.id`): a form fetched for
+    one call can never decide another one the run reached since (SPEC S7).
+    """
     title = f'<a href="{e(run_url(item.run_id))}">{e(item.task)}</a>' if link else e(item.task)
     calls = "\n".join(
-        f'<div class="call"><span class="effects">{e(_effects(call.effects))}</span>'
+        f'<div class="call" data-call="{e(call.id)}"><span class="effects">'
+        f"{e(_effects(call.effects))}</span>"
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
         + (f'<pre class="preview">{e(call.preview)}</pre>' if call.preview else "")
         for call in item.calls
+    )
+    thought = (
+        f'<p class="thought"><span class="label">Thought</span> {e(item.thought)}</p>'
+        if item.thought
+        else ""
     )
     reply = (
         f'<details class="reply" data-key="reply-{e(item.run_id)}"><summary>What the model '
@@ -148,16 +159,19 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
             f"<code>tao resume {e(item.run_id)}</code>, or decide again here to resume it "
             "now.</p>"
         )
-    token = f'<input type="hidden" name="csrf" value="{e(csrf)}">'
+    hidden = f'<input type="hidden" name="csrf" value="{e(csrf)}">' + "".join(
+        f'<input type="hidden" name="call" value="{e(call.id)}">' for call in item.calls
+    )
     return f"""<div class="approval" data-run="{e(item.run_id)}">
   <div class="approval-head"><span class="label">Approval needed</span>
     <span class="approval-task">{title}</span></div>
+  {thought}
   {calls}
   {reply}
   <div class="buttons">
-    <form method="post" action="{e(run_url(item.run_id, "/approve"))}">{token}
+    <form method="post" action="{e(run_url(item.run_id, "/approve"))}">{hidden}
       <button type="submit" class="approve">Approve</button></form>
-    <form method="post" action="{e(run_url(item.run_id, "/deny"))}" class="deny-form">{token}
+    <form method="post" action="{e(run_url(item.run_id, "/deny"))}" class="deny-form">{hidden}
       <input type="text" name="reason" maxlength="2000" placeholder="Reason (optional)"
              aria-label="Reason for denying">
       <button type="submit" class="deny">Deny</button></form>

@@ -1,0 +1,151 @@
+"""``stream: true``: the model's text as server-sent events, as the OpenAI SDK reads them.
+
+The model runs in a worker thread and hands each piece of text to the event loop; the
+response starts with the first piece, so a request that fails before any text is still
+answered with a plain JSON error. Each piece is a ``chat.completion.chunk``, then one chunk
+with the finish reason, then ``data: [DONE]``. A client that goes away stops the
+generation at its next piece; the model's turn is given back only when the thread is done.
+
+    response = await stream_answer(chat, gate, request)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+
+import anyio
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from tao.errors import TaoError
+from tao.server.chat_request import ChatRequest
+from tao.server.openai_api import ChatServer, Reply
+from tao.server.queue import ModelGate
+from tao.server.wire import ApiError, ChatCompletionChunk, Delta, ErrorBody
+
+__all__ = ["stream_answer"]
+
+_Item = str | Reply | BaseException
+
+
+class _ClientGone(Exception):
+    """The client closed the connection while the reply streamed; stop generating."""
+
+
+def _event(payload: ChatCompletionChunk | ErrorBody) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+class _Pump:
+    """One model call in a worker thread, its text handed to the event loop in order."""
+
+    def __init__(self, chat: ChatServer, request: ChatRequest) -> None:
+        self.chat = chat
+        self.request = request
+        self.loop = asyncio.get_running_loop()
+        self.items: asyncio.Queue[_Item] = asyncio.Queue()
+        self.gone = False
+
+    def _put(self, item: _Item) -> None:
+        self.loop.call_soon_threadsafe(self.items.put_nowait, item)
+
+    def _on_text(self, text: str) -> None:
+        if self.gone:
+            raise _ClientGone
+        self._put(text)
+
+    def run(self) -> None:  # in the worker thread
+        try:
+            self._put(self.chat.ask(self.request, self._on_text))
+        except BaseException as error:  # handed to the loop, which answers or drops it
+            self._put(error)
+
+
+def _failure(error: BaseException) -> ApiError:
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, TaoError):
+        return ApiError(500, str(error), kind="server_error")
+    return ApiError(500, "internal error", kind="server_error")
+
+
+class _Finish:
+    """Ends a streamed call once: stop the text, wait for the thread, give the turn back."""
+
+    def __init__(self, pump: _Pump, worker: asyncio.Future[None], stack: AsyncExitStack) -> None:
+        self.pump, self.worker, self.stack = pump, worker, stack
+        self.done = False
+
+    async def __call__(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.pump.gone = True
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([self.worker])  # the model's turn ends when the thread does
+            await self.stack.aclose()
+
+
+class _EventResponse(StreamingResponse):
+    """Server-sent events that end the call however the response ends (even unsent)."""
+
+    def __init__(self, content: AsyncIterator[bytes], finish: _Finish) -> None:
+        super().__init__(
+            content,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self.finish = finish
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.finish()
+
+
+async def stream_answer(chat: ChatServer, gate: ModelGate, request: ChatRequest) -> Response:
+    """Wait for the model's turn, start the call, answer with its events."""
+    stack = AsyncExitStack()
+    await stack.enter_async_context(gate.turn())
+    pump = _Pump(chat, request)
+    finish = _Finish(pump, asyncio.ensure_future(anyio.to_thread.run_sync(pump.run)), stack)
+    try:
+        first = await pump.items.get()
+    except BaseException:
+        await finish()
+        raise
+    if isinstance(first, BaseException):
+        await finish()
+        error = _failure(first)
+        headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+        return JSONResponse(dict(error.body()), status_code=error.status, headers=headers)
+    return _EventResponse(_events(chat, request, pump, first), finish)
+
+
+async def _events(
+    chat: ChatServer, request: ChatRequest, pump: _Pump, first: _Item
+) -> AsyncIterator[bytes]:
+    chunk = chat.chunker(request)
+    started = False
+    item = first
+    while True:
+        if isinstance(item, str):
+            delta: Delta = {"content": item}
+            if not started:
+                delta["role"] = "assistant"
+                started = True
+            yield _event(chunk(delta, None))
+        elif isinstance(item, Reply):
+            if not started:
+                yield _event(chunk({"role": "assistant", "content": ""}, None))
+            yield _event(chunk({}, item.finish_reason))
+            yield b"data: [DONE]\n\n"
+            return
+        else:
+            yield _event(_failure(item).body())
+            return
+        item = await pump.items.get()
