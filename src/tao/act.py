@@ -125,24 +125,23 @@ def needs_approval(ready: Ready) -> bool:
 def refuse(ready: Ready, decision: bool | str | None) -> Outcome:
     """The Observation for a call a person denied (with their reason, if they gave one)."""
     reason = f": {decision}" if isinstance(decision, str) and decision.strip() else ""
-    return Outcome(
-        StepKind.ACTION,
-        f"Error: a person denied {ready.tool.name} ({', '.join(ready.tool.effects)}){reason}. "
-        "It was not run.",
-        ready.tool.name,
-        ready.arguments,
+    effects = ", ".join(ready.tool.effects)
+    return _not_run(
+        ready, f"a person denied {ready.tool.name} ({effects}){reason}. It was not run."
     )
 
 
 def interrupted(ready: Ready) -> Outcome:
     """A call with side effects that was running when the process died: never run twice."""
-    return Outcome(
-        StepKind.ACTION,
-        f"Error: the run stopped while {ready.tool.name} was running; it may or may not have "
+    return _not_run(
+        ready,
+        f"the run stopped while {ready.tool.name} was running; it may or may not have "
         "taken effect, and it was not run again. Check before retrying.",
-        ready.tool.name,
-        ready.arguments,
     )
+
+
+def _not_run(ready: Ready, why: str) -> Outcome:
+    return Outcome(StepKind.ACTION, f"Error: {why}", ready.tool.name, ready.arguments)
 
 
 def time_limit(ready: Ready, run: Executor, timeout_s: float | None) -> float | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import hashlib
 import os
 import secrets
@@ -234,21 +235,10 @@ def write_tools(project: Path | str) -> list[Tool]:
         shown[target.relative] = fingerprint = fingerprint_of(target)
         return f"delete {target.relative} ({fingerprint.describe()})"
 
+    on_paths = functools.partial(
+        make_tool, trusted_output=True, path_params=("path",), project=root
+    )
     return [
-        make_tool(
-            write_file,
-            effects="writes",
-            preview=preview_write,
-            trusted_output=True,
-            path_params=("path",),
-            project=root,
-        ),
-        make_tool(
-            delete_file,
-            effects="deletes",
-            preview=preview_delete,
-            trusted_output=True,
-            path_params=("path",),
-            project=root,
-        ),
+        on_paths(write_file, effects="writes", preview=preview_write),
+        on_paths(delete_file, effects="deletes", preview=preview_delete),
     ]
