@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tao import Agent, Status, tool
+from tao.models.base import ModelReply, ModelRequest, ToolCall
 
 Replay = Callable[[list[str]], Path]
 ran: list[str] = []
@@ -86,3 +87,41 @@ def test_max_repeats_on_the_command_line_and_repeat_of_in_the_json(
     data = json.loads(out.stdout)
     assert [s["repeat_of"] for s in data["steps"]] == [None, 1, 1]
     assert "repeat limit of 1" in data["stop_reason"]
+
+
+class Stubborn:
+    """A native model that calls the calculator again and again unless it may only answer."""
+
+    name, supports_stop, supports_grammar, supports_tools = "stubborn", True, False, True
+
+    def __init__(self) -> None:
+        self.offered: list[list[str]] = []
+
+    def complete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        names = [t.name for t in request.tools or ()]
+        self.offered.append(names)
+        if names == ["finish"]:
+            return ModelReply(text="", tool_calls=(ToolCall("f", "finish", {"answer": "395"}),))
+        call = ToolCall(f"c{len(self.offered)}", "calculator", {"expression": "17 * 23 + 4"})
+        return ModelReply(text="", tool_calls=(call,))
+
+    async def acomplete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        return self.complete(request, on_text)
+
+
+def test_after_its_repeats_a_model_may_only_answer_and_the_answer_is_marked_forced() -> None:
+    model = Stubborn()
+    result = Agent(model, ["calc"], record=False, max_repeats=2).run("17 * 23 + 4?")
+    assert (result.status, result.answer) == (Status.FINISHED, "395")
+    assert [s.repeat_of for s in result.steps[:3]] == [None, 1, 1]
+    assert model.offered[-1] == ["finish"] and "calculator" in model.offered[0]
+    assert result.steps[-1].forced and not result.steps[0].forced
+    assert result.stop_reason == "answer forced by repeated calls"
+
+
+def test_the_last_step_of_the_budget_may_only_answer() -> None:
+    model = Stubborn()
+    result = Agent(model, ["calc"], record=False, max_steps=2, max_repeats=5).run("x")
+    assert (result.status, result.answer) == (Status.FINISHED, "395")
+    assert model.offered == [["calculator", "finish"], ["finish"]]
+    assert result.stop_reason == "answer forced by the step limit of 2"

@@ -138,6 +138,8 @@ class LoopSetup:
     """``config.protocol`` resolved for this backend (``auto`` is never left)."""
     grammar: str | None = None
     """A GBNF grammar for backends that constrain decoding."""
+    answer_grammar: str | None = None
+    """The same grammar allowing only the final answer, for a step that must answer."""
     send_stop: bool = True
     """Whether the backend takes stop sequences; the loop cuts client-side anyway (L3)."""
     output: OutputSpec | None = None

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
-from tao.act import Call, Outcome, Ready, interrupted, needs_approval, prepare, refuse
+from tao.act import Outcome, Ready, interrupted, needs_approval, prepare, refuse
 from tao.budget import Budget
 from tao.exchange import (
     Answer,
@@ -37,15 +37,25 @@ from tao.exchange import (
     SaveCheckpoint,
     StepDone,
 )
-from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.output import AnswerMismatch
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
-from tao.repeats import Earlier, Repeats
+from tao.repeats import Repeats
 from tao.state import Checkpoint, Decision, PendingCall
 from tao.trace import Status, Step, StepKind, Usage
-from tao.transcript import calls_of, extend, kept_reply, kept_text, opening, parse, stops
+from tao.transcript import (
+    Turn,
+    action_step,
+    calls_of,
+    extend,
+    kept_reply,
+    kept_text,
+    make_step,
+    opening,
+    parse,
+    stops,
+)
 
 
 @dataclass(kw_only=True)
@@ -124,53 +134,65 @@ def react(
         run.messages = list(resume.messages)
     while True:
         if resume is not None and resume.reply is not None and resume.step is not None:
-            turn = _Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
-            turn.decisions.update(resume.decisions)
-            turn.shown.update((call.id, call.preview) for call in resume.pending)
-            turn.executing = resume.executing
+            turn: Turn | Ending = _resumed(run, resume)
         else:
-            spent = run.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
-            if spent is not None:
-                return Ending(Status.MAX_STEPS, stop_reason=spent)
-            request = _model_request(run, run.steps + 1)
-            answer = yield AskModel(run.steps + 1, request)
-            if isinstance(answer, ModelFailure):
-                yield from _done(run, _failed_step(run.steps + 1, request.messages, answer))
-                return Ending(Status.ERROR, error=answer.message)
-            assert isinstance(answer, ModelAnswer)
-            turn = _Turn(run.steps + 1, list(request.messages), answer)
+            turn = yield from _ask(run)
+        if isinstance(turn, Ending):
+            return turn
         resume = None
         outcome = yield from _respond(run, turn)
         if isinstance(outcome, Ending):
             return outcome
         for step in outcome:
-            yield from _done(run, step)
+            yield from _done(run, step.replace(forced=True) if turn.forced else step)
         yield run.checkpoint()
         final = next((s for s in outcome if s.kind is StepKind.FINAL), None)
         if final is not None:
-            return Ending(Status.FINISHED, answer=final.argument)
+            forced = f"answer forced by {turn.forced}" if turn.forced else None
+            return Ending(Status.FINISHED, answer=final.argument, stop_reason=forced)
         looping = run.repeats.exceeded()
         if looping is not None:
             return Ending(Status.MAX_STEPS, stop_reason=looping)
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One model reply being acted on: its step, the messages it answered, the reply, and
-    the approvals of its calls so far."""
-
-    index: int
-    sent: list[Message]
-    answer: ModelAnswer
-    decisions: dict[str, Decision] = field(default_factory=dict)
-    """Decisions taken, by PendingCall id."""
-    shown: dict[str, str | None] = field(default_factory=dict)
-    """What the person deciding was shown for each call, by PendingCall id."""
-    executing: bool = False
-    """Its side effects had started when the run stopped (resumed from a checkpoint)."""
+def _resumed(run: _Run, resume: Checkpoint) -> Turn:
+    """The turn a checkpoint stopped in, with the decisions taken since."""
+    assert resume.reply is not None
+    assert resume.step is not None
+    turn = Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
+    turn.decisions.update(resume.decisions)
+    turn.shown.update((call.id, call.preview) for call in resume.pending)
+    turn.executing = resume.executing
+    return turn
 
 
-def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | Ending]:
+def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
+    """The next model reply, or how the run ends (a spent budget, a failed backend)."""
+    spent = run.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
+    if spent is not None:
+        return Ending(Status.MAX_STEPS, stop_reason=spent)
+    index, forced = run.steps + 1, _forcing(run)
+    request = _model_request(run, index, forced is not None)
+    answer = yield AskModel(index, request)
+    if isinstance(answer, ModelFailure):
+        yield from _done(run, failed_step(index, request.messages, answer))
+        return Ending(Status.ERROR, error=answer.message)
+    assert isinstance(answer, ModelAnswer)
+    return Turn(index, list(request.messages), answer, forced=forced)
+
+
+def _forcing(run: _Run) -> str | None:
+    """Why the next reply may only be the answer: the last step of the budget (as the ReAct
+    paper's own code ends a trajectory), or a model that keeps repeating itself."""
+    limit = run.budget.max_steps
+    if limit > 1 and run.usage.model_calls + 1 >= limit:
+        return f"the step limit of {limit}"
+    if run.repeats.limit and run.repeats.count >= run.repeats.limit:
+        return "repeated calls"
+    return None
+
+
+def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | Ending]:
     """Read one reply, run what it asks for, extend the transcript.
 
     Returns the new steps, or an Ending when a call waits for a person's approval.
@@ -184,7 +206,9 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
         remind = prompts.native_reminder if setup.protocol == "native" else prompts.reminder
         reminder = Outcome(StepKind.PARSE_ERROR, remind(setup.labels, parsed.reason), "", None)
         extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [reminder])
-        return [_step(turn, StepKind.PARSE_ERROR, parsed.thought, observation=reminder.observation)]
+        return [
+            make_step(turn, StepKind.PARSE_ERROR, parsed.thought, observation=reminder.observation)
+        ]
     calls = calls_of(parsed)
     prepared = [prepare(call, setup.tools) for call in calls]
     outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
@@ -222,12 +246,12 @@ def _respond(run: _Run, turn: _Turn) -> Generator[Request, Answer, list[Step] | 
         run.setup, run.messages, turn.index, reply, kept_text(parsed, reply), native_calls, ordered
     )
     return [
-        _action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
+        action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
 
 
-def _final(run: _Run, turn: _Turn, reply: ModelReply, parsed: FinalAnswer) -> list[Step]:
+def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> list[Step]:
     """The answer, checked against the output schema; a mismatch goes back to the model,
     naming the field, as a failed ``finish`` call (SPEC L13)."""
     answer, output = parsed.answer, run.setup.output
@@ -237,7 +261,7 @@ def _final(run: _Run, turn: _Turn, reply: ModelReply, parsed: FinalAnswer) -> li
         failed = Outcome(StepKind.ACTION, f"Error: {error}", "finish", None)
         extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [failed])
         return [
-            _step(
+            make_step(
                 turn,
                 StepKind.ACTION,
                 parsed.thought,
@@ -246,30 +270,7 @@ def _final(run: _Run, turn: _Turn, reply: ModelReply, parsed: FinalAnswer) -> li
                 observation=failed.observation,
             )
         ]
-    return [_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
-
-
-def _action_step(
-    turn: _Turn,
-    thought: str | None,
-    position: int,
-    call: Call,
-    outcome: Outcome,
-    earlier: Earlier | None,
-) -> Step:
-    return _step(
-        turn,
-        outcome.kind,
-        thought,
-        position=position,
-        duration_s=outcome.duration_s,
-        tool_duration_s=outcome.duration_s,
-        tool=outcome.tool,
-        arguments=outcome.arguments,
-        argument=call.argument,
-        observation=outcome.observation,
-        repeat_of=earlier.step if earlier else None,
-    )
+    return [make_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
 
 
 def _approve(
@@ -313,42 +314,18 @@ def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
     return dataclasses.replace(call, preview=preview)
 
 
-def _step(
-    turn: _Turn,
-    kind: StepKind,
-    thought: str | None,
-    *,
-    position: int = 0,
-    duration_s: float = 0.0,
-    **fields: str | float | JSONObject | None,
-) -> Step:
-    """A step for one reply; parallel calls after the first carry no thought, tokens or model
-    time (the reply is counted once)."""
-    reply, first = turn.answer.reply, position == 0
-    model_s = turn.answer.duration_s if first else 0.0
-    return Step(
-        index=turn.index + position,
-        kind=kind,
-        thought=thought if first else None,
-        model_input=turn.sent,
-        model_output=reply.text,
-        duration_s=duration_s + model_s,
-        model_duration_s=model_s,
-        input_tokens=reply.input_tokens if first else 0,
-        output_tokens=reply.output_tokens if first else 0,
-        evaluated_tokens=reply.evaluated_tokens if first else None,
-        call_index=position,
-        **fields,  # type: ignore[arg-type]
-    )
-
-
-def _model_request(run: _Run, index: int) -> ModelRequest:
-    setup = run.setup
+def _model_request(run: _Run, index: int, answer_only: bool = False) -> ModelRequest:
+    """What the model is sent; ``answer_only`` narrows its choice to the final answer (the
+    grammar to ``finish``/the answer line, native tools to ``finish``)."""
+    setup, specs, grammar = run.setup, run.specs, run.setup.grammar
+    if answer_only:
+        specs = [spec for spec in specs or () if spec.name == "finish"] or specs
+        grammar = setup.answer_grammar or grammar
     return ModelRequest(
         messages=list(run.messages),  # never edited once appended: a snapshot
-        tools=run.specs,
+        tools=specs,
         stop=stops(setup, index) if setup.send_stop else (),
-        grammar=setup.grammar,
+        grammar=grammar,
         max_tokens=setup.config.max_reply_tokens,
         temperature=setup.config.temperature,
     )
@@ -360,7 +337,7 @@ def _done(run: _Run, step: Step) -> Generator[Request, Answer, None]:
     yield StepDone(step)
 
 
-def _failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:
+def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:
     return Step(
         index=index,
         kind=StepKind.MODEL_ERROR,

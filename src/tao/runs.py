@@ -128,11 +128,12 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         if config.protocol == "native" or (config.protocol == "auto" and native)
         else "text"
     )
-    grammar = None
+    grammar = answer_grammar = None
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
 
         grammar = react_grammar(labels, list(tools), answer_schema=config.output_schema)
+        answer_grammar = react_grammar(labels, [], answer_schema=config.output_schema)
     output = OutputSpec(config.output_schema) if config.output_schema is not None else None
     if config.system_prompt:
         system = config.system_prompt
@@ -149,6 +150,7 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         system_prompt=system,
         protocol=protocol,
         grammar=grammar,
+        answer_grammar=answer_grammar,
         send_stop=model.supports_stop,
         output=output,
     )

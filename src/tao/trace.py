@@ -86,6 +86,8 @@ class Step:
     """Position among the parallel calls of one reply; its tokens count on position 0 only."""
     repeat_of: int | None = None
     """The earlier step that made the same call, with no state change between (SPEC L12)."""
+    forced: bool = False
+    """The model could only answer in this step (the last of the budget, or after repeats)."""
 
     @property
     def tokens(self) -> int:

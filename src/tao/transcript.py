@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from tao.act import Call, Outcome
-from tao.exchange import LoopSetup
+from tao.exchange import LoopSetup, ModelAnswer
+from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
 from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
+from tao.repeats import Earlier
+from tao.state import Decision
+from tao.trace import Step, StepKind
 
 
 def parse(
@@ -92,3 +97,73 @@ def stops(setup: LoopSetup, index: int) -> list[str]:
     """The Observation label ends the model's turn; numbered too in the paper's format."""
     numbered = [f"{setup.labels.observation} {index}:"] if setup.config.numbered else []
     return [*setup.labels.stop, *numbered]
+
+
+@dataclass(slots=True)
+class Turn:
+    """One model reply being acted on: its step, the messages it answered, the reply, and
+    the approvals of its calls so far."""
+
+    index: int
+    sent: list[Message]
+    answer: ModelAnswer
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    """Decisions taken, by PendingCall id."""
+    shown: dict[str, str | None] = field(default_factory=dict)
+    """What the person deciding was shown for each call, by PendingCall id."""
+    executing: bool = False
+    """Its side effects had started when the run stopped (resumed from a checkpoint)."""
+    forced: str | None = None
+    """Why this reply could only be the final answer, if it was made to be."""
+
+
+def action_step(
+    turn: Turn,
+    thought: str | None,
+    position: int,
+    call: Call,
+    outcome: Outcome,
+    earlier: Earlier | None,
+) -> Step:
+    return make_step(
+        turn,
+        outcome.kind,
+        thought,
+        position=position,
+        duration_s=outcome.duration_s,
+        tool_duration_s=outcome.duration_s,
+        tool=outcome.tool,
+        arguments=outcome.arguments,
+        argument=call.argument,
+        observation=outcome.observation,
+        repeat_of=earlier.step if earlier else None,
+    )
+
+
+def make_step(
+    turn: Turn,
+    kind: StepKind,
+    thought: str | None,
+    *,
+    position: int = 0,
+    duration_s: float = 0.0,
+    **fields: str | float | JSONObject | None,
+) -> Step:
+    """A step for one reply; parallel calls after the first carry no thought, tokens or model
+    time (the reply is counted once)."""
+    reply, first = turn.answer.reply, position == 0
+    model_s = turn.answer.duration_s if first else 0.0
+    return Step(
+        index=turn.index + position,
+        kind=kind,
+        thought=thought if first else None,
+        model_input=turn.sent,
+        model_output=reply.text,
+        duration_s=duration_s + model_s,
+        model_duration_s=model_s,
+        input_tokens=reply.input_tokens if first else 0,
+        output_tokens=reply.output_tokens if first else 0,
+        evaluated_tokens=reply.evaluated_tokens if first else None,
+        call_index=position,
+        **fields,  # type: ignore[arg-type]
+    )
