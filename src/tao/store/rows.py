@@ -29,13 +29,22 @@ SQLValue: TypeAlias = str | int | float | None
 #: This machine's name, stored with a running row so liveness is only judged locally.
 HOST = socket.gethostname()
 
-SELECT_SUMMARY = """
+#: A running run's usage, summed over its model calls when read (``finish_run`` records
+#: the totals; no step rewrites the run's row for them, which keeps a step's write small).
+_LIVE = """CASE WHEN status = 'running' THEN (SELECT CAST({total} AS BIGINT) FROM model_calls c
+                WHERE c.run_id = runs.id) ELSE {column} END AS {column}"""
+
+SELECT_SUMMARY = f"""
     SELECT id, task, model, lang, status, answer, error, stop_reason,
            started_at, finished_at, duration_s,
            (SELECT count(*) FROM steps WHERE steps.run_id = runs.id) AS steps,
-           model_calls, input_tokens, output_tokens, evaluated_tokens, config, pid, host
+           {_LIVE.format(total="count(*)", column="model_calls")},
+           {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
+           {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
+           {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
+           config, pid, host
     FROM runs
-"""
+"""  # noqa: S608 (constant expressions, no data)
 
 
 class Row(Protocol):

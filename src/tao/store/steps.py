@@ -66,22 +66,6 @@ _INSERT_MODEL_CALL = """
 """
 
 
-_OLD_CALLS = """
-    SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
-           sum(evaluated_tokens)
-    FROM model_calls WHERE run_id = ? AND step_index = ?
-"""
-
-#: The run's totals follow its model calls: the replaced ones out, the new one in (O(1)).
-_UPDATE_USAGE = """
-    UPDATE runs SET model_calls = model_calls + ?, input_tokens = input_tokens + ?,
-        output_tokens = output_tokens + ?,
-        evaluated_tokens = CASE WHEN ? = 1 THEN coalesce(evaluated_tokens, 0) + ?
-                           ELSE evaluated_tokens END
-    WHERE id = ?
-"""
-
-
 def read_steps(conn: Connection, run_id: str) -> list[Step]:
     """Every stored step of a run, in order, each with its full model input."""
     rows = conn.execute(SELECT_STEPS, (run_id,)).fetchall()
@@ -131,26 +115,9 @@ def insert_step(
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(cast(JSON, step.model_input))
-    if _replace_usage(conn, key, step):
-        conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
+    conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
     conn.execute(
         _INSERT_MODEL_CALL,
         (*key, result.model, inline, count, step.model_output, step.input_tokens,
          step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
     )  # fmt: skip
-
-
-def _replace_usage(conn: Connection, key: tuple[str, int], step: Step) -> int:
-    """Move the run's totals from the step's stored model calls to ``step``'s (idempotent);
-    returns how many model calls the step had stored."""
-    old = conn.execute(_OLD_CALLS, key).fetchone()
-    calls, old_in, old_out = (int(old[i]) for i in range(3)) if old is not None else (0, 0, 0)
-    old_evaluated: int | None = old[3] if old is not None else None
-    known = step.evaluated_tokens is not None or old_evaluated is not None
-    evaluated = (step.evaluated_tokens or 0) - (old_evaluated or 0)
-    conn.execute(
-        _UPDATE_USAGE,
-        (1 - calls, step.input_tokens - old_in, step.output_tokens - old_out,
-         int(known), evaluated, key[0]),
-    )  # fmt: skip
-    return calls
