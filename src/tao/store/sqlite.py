@@ -127,10 +127,12 @@ class SQLiteStore(Store):
                 self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
                     yield self._conn
+                    self._conn.execute("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    # SQLite may have rolled back already (a full disk): keep the first error.
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
                     raise
-                self._conn.execute("COMMIT")
             except sqlite3.Error as error:
                 raise _store_error(self.path, error) from None
             self._writes += write
