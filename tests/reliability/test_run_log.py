@@ -64,8 +64,8 @@ def run(steps: int, record: Store | bool) -> tuple[RunResult, float]:
     return result, elapsed
 
 
-#: The target is 3x (bench/runlog.py measures it); shared CI machines get some slack.
-LOOSE_TIME_FACTOR = 4
+#: The target is 3x (bench/runlog.py measures it); a loaded 2-core CI machine gets slack.
+LOOSE_TIME_FACTOR = 5
 
 
 def test_a_600_step_run_takes_at_most_3_mb_and_3x_its_unlogged_time_R3(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from tao.store.rows import (
     summary_from_row,
 )
 from tao.store.schema import SCHEMA_VERSION
-from tao.store.steps import insert_step, read_steps
+from tao.store.steps import insert_step, read_steps, stored_indexes
 from tao.trace import RunResult, Status, Step, Usage
 
 T = TypeVar("T")
@@ -149,7 +149,7 @@ class Store(ABC):
             if end is None:  # not begun here (an observer attached late): the row first
                 insert_run(conn, result, None, restart=False)
                 end = transcript.Tail(0, None)
-            insert_step(conn, result, step, end, replace=True)
+            insert_step(conn, result, step, end)
 
         self._record(result.run_id, f"step {step.index}", work)
 
@@ -177,8 +177,10 @@ class Store(ABC):
         def work(conn: Connection) -> None:
             insert_run(conn, result, config, restart=False)
             end = transcript.tail(conn, result.run_id) or transcript.Tail(0, None)
+            stored = stored_indexes(conn, result.run_id)
             for step in result.steps:
-                insert_step(conn, result, step, end, replace=False)
+                if step.index not in stored:
+                    insert_step(conn, result, step, end)
             conn.execute(_FINISH, values)
 
         self._record(result.run_id, f"its end ({result.status})", work)

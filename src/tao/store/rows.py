@@ -113,9 +113,13 @@ class RunSummary:
         return data
 
 
+#: Made once: a step writes a few small JSON values, and building an encoder costs as much.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(data: JSON) -> str:
     """Compact JSON that keeps non-ASCII text readable (Turkish, Arabic, Japanese runs)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def loads(text: str, what: str) -> JSON:

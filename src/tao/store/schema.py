@@ -173,16 +173,10 @@ _V2: tuple[str, ...] = (
 
 def tables_v3(d: Dialect) -> tuple[str, ...]:
     """v2 -> v3, the same on both databases: the transcript once per run, and references to it."""
-    messages = f"""
-    CREATE TABLE run_messages (
-        run_id           {d.key} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        seq              INTEGER NOT NULL,
-        message          TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    )
-    """
     return (
-        messages,
+        f"CREATE TABLE run_messages (run_id {d.key} NOT NULL REFERENCES runs (id) "
+        "ON DELETE CASCADE, seq INTEGER NOT NULL, message TEXT NOT NULL, "
+        "PRIMARY KEY (run_id, seq))",
         "ALTER TABLE model_calls ADD COLUMN input_count INTEGER",
         "ALTER TABLE runs ADD COLUMN state_messages INTEGER",
     )

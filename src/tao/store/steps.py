@@ -92,19 +92,12 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
         raise StateError(f"the run log holds a damaged {where}: {error}") from None
 
 
-def insert_step(
-    conn: Connection, result: RunResult, step: Step, end: transcript.Tail, *, replace: bool
-) -> None:
-    """Write one step and the model call behind it; ``replace=False`` keeps an existing one.
+def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript.Tail) -> None:
+    """Write (or replace) one step and the model call behind it.
 
     ``end`` is where the run's stored transcript ends (:func:`tao.store.transcript.tail`).
     """
     key = (result.run_id, step.index)
-    if (
-        not replace
-        and conn.execute("SELECT 1 FROM steps WHERE run_id = ? AND idx = ?", key).fetchone()
-    ):
-        return
     now = time.time()
     arguments = None if step.arguments is None else dumps(step.arguments)
     conn.execute(
@@ -121,3 +114,10 @@ def insert_step(
         (*key, result.model, inline, count, step.model_output, step.input_tokens,
          step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
     )  # fmt: skip
+
+
+def stored_indexes(conn: Connection, run_id: str) -> set[int]:
+    """The indexes of the run's steps already in the log."""
+    return {
+        int(row[0]) for row in conn.execute("SELECT idx FROM steps WHERE run_id = ?", (run_id,))
+    }
