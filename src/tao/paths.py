@@ -8,6 +8,7 @@ the run log's SQLite module just to find ``$TAO_HOME``).
     default_db_path()     # $TAO_HOME/tao.db
     database_url()        # $TAO_DATABASE_URL, or None: the run log in PostgreSQL
     default_policy_path() # $TAO_POLICY, else $TAO_HOME/policy.toml
+    store_retry_s()       # $TAO_STORE_RETRY_S: how long a lost database is retried (10 s)
 
 Nothing here creates a folder or a file; the code that writes there does.
 """
@@ -49,3 +50,17 @@ def default_policy_path() -> Path:
     """``$TAO_POLICY`` if set, else ``$TAO_HOME/policy.toml`` (which may not exist)."""
     chosen = os.environ.get(POLICY_ENV)
     return Path(chosen).expanduser() if chosen else tao_home() / "policy.toml"
+
+
+#: Seconds a lost connection to the run log's database is retried before a write fails.
+STORE_RETRY_ENV = "TAO_STORE_RETRY_S"
+DEFAULT_STORE_RETRY_S = 10.0
+
+
+def store_retry_s() -> float:
+    """``$TAO_STORE_RETRY_S`` as seconds (0 = fail at once); unset or not a number: 10."""
+    try:
+        value = float(os.environ.get(STORE_RETRY_ENV, "").strip() or DEFAULT_STORE_RETRY_S)
+    except ValueError:
+        return DEFAULT_STORE_RETRY_S
+    return value if value >= 0 else DEFAULT_STORE_RETRY_S

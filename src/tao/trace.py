@@ -96,17 +96,42 @@ class Step:
     def replace(self, **changes: object) -> Step:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
-    def to_dict(self) -> JSONObject:
+    def to_dict(self, since: int = 0) -> JSONObject:
+        """The step as JSON; ``model_input`` holds the messages from index ``since`` on.
+
+        ``model_input_from`` says where they start: the whole input is the first
+        ``model_input_from`` messages of the step before's input, then these
+        (``0``: ``model_input`` is the whole input).
+        """
         data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["kind"] = str(self.kind)
         data["tokens"] = self.tokens
+        data["model_input"] = cast(JSON, self.model_input[since:])
+        data["model_input_from"] = since
         return data
 
+    def new_messages_since(self, before: Step | None) -> int:
+        """Where this step's input stops repeating ``before``'s: the index of its first new
+        message (``0`` when it does not start with ``before``'s input)."""
+        if before is None:
+            return 0
+        start = len(before.model_input)
+        mine = self.model_input
+        if start > len(mine) or (start and mine[start - 1] != before.model_input[start - 1]):
+            return 0
+        return start
+
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> Step:
+    def from_dict(cls, data: Mapping[str, JSON], before: Step | None = None) -> Step:
+        """Read :meth:`to_dict`'s JSON; ``before`` (the step before) completes a step
+        whose ``model_input_from`` is not 0."""
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in names}
         values["kind"] = StepKind(cast(str, values["kind"]))
+        since = data.get("model_input_from")
+        if isinstance(since, int) and since and before is not None:
+            new = cast(list[Message], values.get("model_input") or [])
+            values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -179,13 +204,23 @@ class RunResult:
         self.usage = self.usage.plus(step)
 
     def to_dict(self) -> JSONObject:
-        """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context)."""
+        """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context).
+
+        Linear in the run's length (SPEC R3): each step's ``model_input`` holds only
+        the messages new since the step before (see :meth:`Step.to_dict`);
+        :meth:`from_dict` rebuilds the whole inputs.
+        """
+        steps: list[JSON] = []
+        before: Step | None = None
+        for step in self.steps:
+            steps.append(step.to_dict(step.new_messages_since(before)))
+            before = step
         return {
             "run_id": self.run_id,
             "status": str(self.status),
             "answer": self.answer,
             "error": self.error,
-            "steps": [step.to_dict() for step in self.steps],
+            "steps": steps,
             "usage": self.usage.to_dict(),
             "stop_reason": self.stop_reason,
             "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
@@ -199,7 +234,9 @@ class RunResult:
     @classmethod
     def from_dict(cls, data: Mapping[str, JSON]) -> RunResult:
         pending = data.get("pending")
-        steps = cast(list[Mapping[str, JSON]], data.get("steps") or [])
+        steps: list[Step] = []
+        for record in cast(list[Mapping[str, JSON]], data.get("steps") or []):
+            steps.append(Step.from_dict(record, steps[-1] if steps else None))
         return cls(
             run_id=str(data["run_id"]),
             task=str(data.get("task", "")),
@@ -207,7 +244,7 @@ class RunResult:
             status=Status(str(data["status"])),
             answer=cast(str | None, data.get("answer")),
             error=cast(str | None, data.get("error")),
-            steps=[Step.from_dict(s) for s in steps],
+            steps=steps,
             usage=Usage.from_dict(cast(Mapping[str, JSON], data.get("usage") or {})),
             stop_reason=cast(str | None, data.get("stop_reason")),
             pending=[PendingCall.from_json(cast(Mapping[str, JSON], p)) for p in pending]

@@ -62,7 +62,7 @@ def test_same_tables_and_columns_as_the_sqlite_schema_M3(pg_database: str, tmp_p
 def test_a_version_1_database_is_migrated_to_take_the_new_statuses_M3(
     pg_database: str, runs: Runs
 ) -> None:
-    """M3: v1 -> v2 widens the status CHECK in place; the runs already there are kept."""
+    """M3: v1 -> v3 widens the status CHECK in place; the runs already there are kept."""
     from tao.store.pg_schema import MIGRATIONS
     from tao.store.postgres import PostgresStore
 
@@ -82,7 +82,7 @@ def test_a_version_1_database_is_migrated_to_take_the_new_statuses_M3(
         runs.record(store, runs.run("new"), 1, status=Status.CANCELLED)
         assert store.get_summary("new").status is Status.CANCELLED
     with psycopg.connect(pg_database) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         with pytest.raises(psycopg.errors.CheckViolation):
             conn.execute("UPDATE runs SET status = 'paused'")
 

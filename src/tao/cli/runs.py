@@ -3,6 +3,7 @@
     tao runs list --limit 5 --status finished
     tao runs show 0193f2a1c4      # any unique prefix of a run id
     tao runs export 0193f2a1c4 --format jsonl -o run.jsonl
+    tao runs export 0193f2a1c4 --full   # each step with its whole model input
 
 The log is ``$TAO_HOME/tao.db``. A run-log problem (corrupt file, newer
 schema, unknown or ambiguous id) is one line on stderr and exit code 1,
@@ -146,11 +147,20 @@ def show_command(run_id: str, as_json: bool) -> None:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write to this file instead of standard output.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Give each step its whole model input, not only the messages new since the step before.",
+)
 @_store_errors
-def export_command(run_id: str, fmt: str, output: Path | None) -> None:
-    """One run as JSON lines: {"type": "run", ...} first, then {"type": "step", ...} per step."""
+def export_command(run_id: str, fmt: str, output: Path | None, full: bool) -> None:
+    """One run as JSON lines: {"type": "run", ...} first, then {"type": "step", ...} per step.
+
+    A step's model_input holds the messages new since the step before, from index
+    model_input_from of its whole input; --full gives each step its whole input.
+    """
     with Store.open() as store:
-        lines = list(store.export_jsonl(run_id))  # fail before touching the output file
+        lines = list(store.export_jsonl(run_id, full=full))  # fail before touching the output
     if output is None:
         for line in lines:
             click.echo(line)

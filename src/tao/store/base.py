@@ -18,42 +18,40 @@ and a :class:`tao.state.RunConfig` go in and come out; a damaged JSON column is 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError
+from tao.jsontypes import JSON
+from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
 from tao.state import Checkpoint, PendingCall, RunConfig
+from tao.store import transcript
+from tao.store.retry import retrying
 from tao.store.rows import (
-    SELECT_STEPS,
     SELECT_SUMMARY,
     Connection,
     RunSummary,
     SQLValue,
     dumps,
     insert_run,
-    insert_step,
     loads_object,
-    step_from_row,
     summary_from_row,
 )
 from tao.store.schema import SCHEMA_VERSION
+from tao.store.steps import insert_step, read_steps, stored_indexes
 from tao.trace import RunResult, Status, Step, Usage
+
+T = TypeVar("T")
 
 #: Every status :meth:`Store.list_runs` can filter on.
 STATUSES: tuple[str, ...] = tuple(str(status) for status in Status)
-
-_UPDATE_USAGE = """
-    UPDATE runs SET (model_calls, input_tokens, output_tokens, evaluated_tokens) =
-        (SELECT count(*), coalesce(sum(input_tokens), 0),
-                coalesce(sum(output_tokens), 0), sum(evaluated_tokens)
-         FROM model_calls WHERE run_id = ?)
-    WHERE id = ?
-"""
 
 _FINISH = """
     UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
@@ -118,6 +116,17 @@ class Store(ABC):
     def _write(self) -> AbstractContextManager[Connection]:
         return self._transaction(write=True)
 
+    def _retrying(self, work: Callable[[Connection], T], *, write: bool) -> T:
+        """``work`` in one transaction; retried while the connection is lost (SPEC R4)."""
+        return retrying(lambda: self._transaction(write=write), work)
+
+    def _record(self, run_id: str, what: str, work: Callable[[Connection], None]) -> None:
+        """A write for one run; its failure names the run and what was not recorded."""
+        try:
+            self._retrying(work, write=True)
+        except StoreError as error:
+            raise StoreError(f"run {run_id}: could not record {what}: {error}") from None
+
     def __enter__(self) -> Store:
         return self
 
@@ -128,15 +137,21 @@ class Store(ABC):
 
     def begin_run(self, result: RunResult, config: RunConfig | None = None) -> None:
         """Record that ``result`` started; a resumed run (same id) becomes running again."""
-        with self._write() as conn:
-            insert_run(conn, result, config, restart=True)
+        self._record(
+            result.run_id, "its start", lambda conn: insert_run(conn, result, config, restart=True)
+        )
 
     def add_step(self, result: RunResult, step: Step) -> None:
-        """Record one finished step and its model call, committed at once."""
-        with self._write() as conn:
-            insert_run(conn, result, None, restart=False)
-            insert_step(conn, result, step, replace=True)
-            conn.execute(_UPDATE_USAGE, (result.run_id, result.run_id))
+        """Record one finished step, its model call and new messages, in one transaction."""
+
+        def work(conn: Connection) -> None:
+            end = transcript.tail(conn, result.run_id)
+            if end is None:  # not begun here (an observer attached late): the row first
+                insert_run(conn, result, None, restart=False)
+                end = transcript.Tail(0, None)
+            insert_step(conn, result, step, end)
+
+        self._record(result.run_id, f"step {step.index}", work)
 
     def finish_run(self, result: RunResult, config: RunConfig | None = None) -> None:
         """Record the final status, answer and usage; also stores any step not yet seen.
@@ -158,25 +173,57 @@ class Store(ABC):
             usage.evaluated_tokens,
             result.run_id,
         )
-        with self._write() as conn:
+
+        def work(conn: Connection) -> None:
             insert_run(conn, result, config, restart=False)
+            end = transcript.tail(conn, result.run_id) or transcript.Tail(0, None)
+            stored = stored_indexes(conn, result.run_id)
             for step in result.steps:
-                insert_step(conn, result, step, replace=False)
+                if step.index not in stored:
+                    insert_step(conn, result, step, end)
             conn.execute(_FINISH, values)
 
+        self._record(result.run_id, f"its end ({result.status})", work)
+
     def save_state(self, run_id: str, checkpoint: Checkpoint) -> None:
-        """Keep the run's latest checkpoint: what ``tao resume`` continues from."""
-        text = dumps(checkpoint.to_json())
-        with self._write() as conn:
-            conn.execute("UPDATE runs SET state = ? WHERE id = ?", (text, run_id))
+        """Keep the run's latest checkpoint: what ``tao resume`` continues from.
+
+        Its transcript goes to the run's messages (only those not stored yet); the
+        row keeps the rest and how many messages it holds. A transcript that does
+        not extend the stored one is kept whole in the row instead.
+        """
+        rest = dataclasses.replace(checkpoint, messages=()).to_json()
+
+        def work(conn: Connection) -> None:
+            end = transcript.tail(conn, run_id)
+            if end is None:
+                return  # no such run (yet): nothing to attach the checkpoint to
+            count = transcript.extend(conn, run_id, checkpoint.messages, end)
+            text = dumps(rest if count is not None else checkpoint.to_json())
+            conn.execute(
+                "UPDATE runs SET state = ?, state_messages = ? WHERE id = ?", (text, count, run_id)
+            )
+
+        self._record(run_id, "its checkpoint", work)
 
     def load_state(self, run_id: str) -> Checkpoint | None:
         """The latest checkpoint of a run (of any version, migrated), or ``None``."""
-        with self._read() as conn:
-            row = conn.execute("SELECT state FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None or row[0] is None:
+
+        def work(conn: Connection) -> tuple[str | None, list[Message] | None]:
+            row = conn.execute(
+                "SELECT state, state_messages FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            if row is None or row[0] is None:
+                return None, None
+            count = row[1]
+            return row[0], None if count is None else transcript.load(conn, run_id, count)
+
+        text, messages = self._retrying(work, write=False)
+        if text is None:
             return None
-        data = loads_object(row[0], f"the checkpoint of run {run_id}")
+        data = loads_object(text, f"the checkpoint of run {run_id}")
+        if messages is not None:
+            data["messages"] = cast(JSON, messages)
         try:
             return Checkpoint.from_json(data)
         except StateError as error:
@@ -202,8 +249,7 @@ class Store(ABC):
         if not live:
             query += " LIMIT ?"
             params.append(max(limit, 0))
-        with self._read() as conn:
-            rows = conn.execute(query, params).fetchall()
+        rows = self._retrying(lambda conn: conn.execute(query, params).fetchall(), write=False)
         summaries = [summary_from_row(row) for row in rows]
         if live:
             summaries = [s for s in summaries if s.status == status]
@@ -215,21 +261,25 @@ class Store(ABC):
         if not prefix:
             raise StoreError("give a run id (or a unique prefix of one); see `tao runs list`")
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        with self._read() as conn:
+
+        def work(conn: Connection) -> list[str]:
             if conn.execute("SELECT 1 FROM runs WHERE id = ?", (prefix,)).fetchone():
-                return prefix
+                return [prefix]
             rows = conn.execute(
                 "SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 6",
                 (escaped + "%",),
             ).fetchall()
+            return [str(row[0]) for row in rows]
+
+        rows = self._retrying(work, write=False)
         if not rows:
             raise StoreError(f"no run with id {prefix!r} in {self.where}; see `tao runs list`")
         if len(rows) > 1:
-            shown = ", ".join(row[0] for row in rows[:5]) + (", …" if len(rows) > 5 else "")
+            shown = ", ".join(rows[:5]) + (", …" if len(rows) > 5 else "")
             raise StoreError(
                 f"run id prefix {prefix!r} is ambiguous (matches {shown}); give more characters"
             )
-        return str(rows[0][0])
+        return rows[0]
 
     def unique_prefixes(self, run_ids: Iterable[str], min_length: int = 8) -> dict[str, str]:
         """The shortest prefix (at least ``min_length``) of each id that names only that run.
@@ -237,25 +287,14 @@ class Store(ABC):
         Run ids start with a timestamp, so a fixed-width prefix is shared by
         runs started close together; the neighbours in id order decide instead.
         """
-        shortest: dict[str, str] = {}
-        with self._read() as conn:
-            for run_id in run_ids:
-                length = min_length
-                for neighbour in conn.execute(
-                    "SELECT max(id) FROM runs WHERE id < ? UNION ALL "
-                    "SELECT min(id) FROM runs WHERE id > ?",
-                    (run_id, run_id),
-                ):
-                    if neighbour[0] is not None:
-                        length = max(length, _common_prefix(run_id, neighbour[0]) + 1)
-                shortest[run_id] = run_id[:length]
-        return shortest
+        ids = list(run_ids)
+        return self._retrying(lambda conn: _shortest(conn, ids, min_length), write=False)
 
     def get_summary(self, run_id_or_prefix: str) -> RunSummary:
         """The :class:`RunSummary` of one run (its true state, including ``running``)."""
         run_id = self.resolve(run_id_or_prefix)
-        with self._read() as conn:
-            row = conn.execute(f"{SELECT_SUMMARY} WHERE id = ?", (run_id,)).fetchone()
+        query = f"{SELECT_SUMMARY} WHERE id = ?"
+        row = self._retrying(lambda conn: conn.execute(query, (run_id,)).fetchone(), write=False)
         if row is None:  # deleted between the two reads
             raise StoreError(f"no run with id {run_id!r} in {self.where}")
         return summary_from_row(row)
@@ -269,8 +308,7 @@ class Store(ABC):
         """
         summary = self.get_summary(run_id_or_prefix)
         run_id = summary.run_id
-        with self._read() as conn:
-            steps = [step_from_row(row, run_id) for row in conn.execute(SELECT_STEPS, (run_id,))]
+        steps = self._retrying(lambda conn: read_steps(conn, run_id), write=False)
         return RunResult(
             run_id=run_id,
             task=summary.task,
@@ -297,7 +335,7 @@ class Store(ABC):
         checkpoint = self.load_state(run_id)
         return list(checkpoint.pending) if checkpoint is not None else None
 
-    def export_jsonl(self, run_id: str) -> Iterator[str]:
+    def export_jsonl(self, run_id: str, *, full: bool = False) -> Iterator[str]:
         """One run as JSON lines (no trailing newlines), for files, datasets and diffing.
 
         Line 1: ``{"type": "run", "schema": SCHEMA_VERSION, "run_id", "task",
@@ -305,7 +343,9 @@ class Store(ABC):
         "finished_at", "duration_s", "steps", "usage": {model_calls, input_tokens,
         output_tokens, evaluated_tokens}, "config"}``. Then one ``{"type": "step",
         "run_id", ...}`` per step in order, carrying every :meth:`Step.to_dict`
-        field, so each line stands alone.
+        field. Its ``model_input`` holds the messages new since the step before
+        (from index ``model_input_from``), as ``--json`` does; with ``full`` each
+        step carries its whole input (``model_input_from`` 0), so each line stands alone.
         """
         summary = self.get_summary(run_id)
         result = self.get_run(summary.run_id)
@@ -314,8 +354,25 @@ class Store(ABC):
             del record[name]
         usage = result.usage.to_dict()
         yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
+        before: Step | None = None
         for step in result.steps:
-            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict()})
+            since = 0 if full else step.new_messages_since(before)
+            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict(since)})
+            before = step
+
+
+def _shortest(conn: Connection, run_ids: list[str], min_length: int) -> dict[str, str]:
+    shortest: dict[str, str] = {}
+    for run_id in run_ids:
+        length = min_length
+        for neighbour in conn.execute(
+            "SELECT max(id) FROM runs WHERE id < ? UNION ALL SELECT min(id) FROM runs WHERE id > ?",
+            (run_id, run_id),
+        ):
+            if neighbour[0] is not None:
+                length = max(length, _common_prefix(run_id, neighbour[0]) + 1)
+        shortest[run_id] = run_id[:length]
+    return shortest
 
 
 def _common_prefix(a: str, b: str) -> int:

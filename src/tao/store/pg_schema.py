@@ -12,7 +12,8 @@ additions, both invisible to the API:
   unique-prefix lookup) compare bytes exactly as SQLite does, whatever the
   database's locale.
 
-v1 → v2 widens the status CHECK with ``ALTER TABLE`` (SQLite rebuilds the table).
+v1 → v2 widens the status CHECK with ``ALTER TABLE`` (SQLite rebuilds the table);
+v2 → v3 (the ``run_messages`` table and the columns referring to it) is the same SQL on both.
 
 The version lives in a one-row ``schema_version`` table instead of
 ``PRAGMA user_version``. Migrations run inside one transaction holding a
@@ -32,6 +33,7 @@ from tao.store.schema import (
     SchemaTooNewError,
     status_check,
     tables_v1,
+    tables_v3,
 )
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
@@ -51,7 +53,7 @@ _V2: tuple[str, ...] = (
 )
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES))
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")

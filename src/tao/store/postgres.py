@@ -14,9 +14,12 @@ messages differ. Needs ``pip install 'tao[postgres]'`` (psycopg 3).
 
 Each write is one short transaction, like SQLite's ``BEGIN IMMEDIATE``; reads
 run in ``REPEATABLE READ`` so a multi-statement read sees one snapshot. One
-connection per store, shared by threads under a lock; a connection that broke
-(server restart) is replaced on the next call. Every psycopg failure leaves as
-a :class:`tao.StoreError` naming host and database, never the password.
+connection per store, shared by threads under a lock. A lost connection (a
+server restart) is :class:`tao.store.retry.ConnectionLost`: the store reconnects
+and runs the whole transaction again, with growing pauses, for up to
+``$TAO_STORE_RETRY_S`` (10 s) before the write fails (SPEC R4). Every psycopg
+failure leaves as a :class:`tao.StoreError` naming host and database, never the
+password.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from tao.errors import StoreError
 from tao.paths import DATABASE_URL_ENV
 from tao.store.base import Store
 from tao.store.pg_schema import migrate
+from tao.store.retry import ConnectionLost
 from tao.store.rows import Connection, Cursor, SQLValue
 from tao.store.schema import SCHEMA_VERSION, NotARunLogError, SchemaTooNewError
 
@@ -119,7 +123,7 @@ class PostgresStore(Store):
                 f"{DATABASE_URL_ENV} must start with postgresql:// (got {scheme!r}…); "
                 "unset it to use the SQLite run log in $TAO_HOME"
             )
-        conn = _connect(url)
+        conn = _first_connect(url)
         try:
             with conn.transaction():
                 migrate(QmarkConnection(conn))
@@ -139,6 +143,8 @@ class PostgresStore(Store):
                 with self._pg.transaction():
                     self._pg.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}".encode())
                     yield QmarkConnection(self._pg)
+            except psycopg.OperationalError as error:  # the server went away, or is not back yet
+                raise ConnectionLost(str(_store_error(self.url, error))) from None
             except psycopg.Error as error:
                 raise _store_error(self.url, error) from None
 
@@ -167,14 +173,19 @@ def _refusal(url: str, error: SchemaTooNewError | NotARunLogError | psycopg.Erro
 
 
 def _connect(url: str) -> psycopg.Connection[PostgresRecord]:
+    """A new connection; psycopg's OperationalError (refused, starting up) is the caller's."""
+    return psycopg.connect(
+        url,
+        autocommit=True,  # transactions are explicit: conn.transaction()
+        row_factory=_records,
+        connect_timeout=_CONNECT_TIMEOUT_S,
+        application_name="tao",
+    )
+
+
+def _first_connect(url: str) -> psycopg.Connection[PostgresRecord]:
     try:
-        return psycopg.connect(
-            url,
-            autocommit=True,  # transactions are explicit: conn.transaction()
-            row_factory=_records,
-            connect_timeout=_CONNECT_TIMEOUT_S,
-            application_name="tao",
-        )
+        return _connect(url)
     except psycopg.Error as error:
         raise StoreError(
             f"cannot connect to the PostgreSQL run log {display_url(url)}: "

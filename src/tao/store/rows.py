@@ -16,12 +16,12 @@ import socket
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.state import RunConfig
-from tao.trace import RunResult, Status, Step
+from tao.trace import RunResult, Status
 
 #: What a query parameter may be.
 SQLValue: TypeAlias = str | int | float | None
@@ -29,31 +29,22 @@ SQLValue: TypeAlias = str | int | float | None
 #: This machine's name, stored with a running row so liveness is only judged locally.
 HOST = socket.gethostname()
 
-SELECT_SUMMARY = """
+#: A running run's usage, summed over its model calls when read (``finish_run`` records
+#: the totals; no step rewrites the run's row for them, which keeps a step's write small).
+_LIVE = """CASE WHEN status = 'running' THEN (SELECT CAST({total} AS BIGINT) FROM model_calls c
+                WHERE c.run_id = runs.id) ELSE {column} END AS {column}"""
+
+SELECT_SUMMARY = f"""
     SELECT id, task, model, lang, status, answer, error, stop_reason,
            started_at, finished_at, duration_s,
            (SELECT count(*) FROM steps WHERE steps.run_id = runs.id) AS steps,
-           model_calls, input_tokens, output_tokens, evaluated_tokens, config, pid, host
+           {_LIVE.format(total="count(*)", column="model_calls")},
+           {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
+           {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
+           {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
+           config, pid, host
     FROM runs
-"""
-
-#: Step columns named as :class:`tao.trace.Step` fields (``arguments``, ``model_input``: JSON).
-STEP_FIELDS = (
-    "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
-    "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
-    "call_index",
-)  # fmt: skip
-
-SELECT_STEPS = """
-    SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
-           s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
-           s.output_tokens, s.evaluated_tokens, s.call_index,
-           (SELECT messages FROM model_calls m WHERE m.run_id = s.run_id
-                AND m.step_index = s.idx ORDER BY m.id DESC LIMIT 1) AS model_input,
-           (SELECT reply FROM model_calls m WHERE m.run_id = s.run_id
-                AND m.step_index = s.idx ORDER BY m.id DESC LIMIT 1) AS model_output
-    FROM steps s WHERE s.run_id = ? ORDER BY s.idx
-"""
+"""  # noqa: S608 (constant expressions, no data)
 
 
 class Row(Protocol):
@@ -122,9 +113,13 @@ class RunSummary:
         return data
 
 
+#: Made once: a step writes a few small JSON values, and building an encoder costs as much.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(data: JSON) -> str:
     """Compact JSON that keeps non-ASCII text readable (Turkish, Arabic, Japanese runs)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def loads(text: str, what: str) -> JSON:
@@ -190,88 +185,6 @@ def summary_from_row(row: Row) -> RunSummary:
         output_tokens=row["output_tokens"],
         evaluated_tokens=row["evaluated_tokens"],
         config=read_config(row["config"], row["id"]),
-    )
-
-
-def step_from_row(row: Row, run_id: str) -> Step:
-    """A stored step with the model call behind it (its messages and raw reply)."""
-    data: JSONObject = {name: row[name] for name in STEP_FIELDS}
-    where = f"step {data['index']} of run {run_id}"
-    arguments = row["arguments"]
-    data["arguments"] = None if arguments is None else loads_object(arguments, where)
-    data["model_input"] = loads(row["model_input"] or "[]", where)
-    data["model_output"] = row["model_output"] or ""
-    try:
-        return Step.from_dict(data)
-    except (TypeError, ValueError) as error:
-        raise StateError(f"the run log holds a damaged {where}: {error}") from None
-
-
-_INSERT_STEP = """
-    INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
-        observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
-        output_tokens, evaluated_tokens, call_index, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (run_id, idx) DO UPDATE SET
-        kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
-        argument = excluded.argument, arguments = excluded.arguments,
-        observation = excluded.observation, duration_s = excluded.duration_s,
-        model_duration_s = excluded.model_duration_s,
-        tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
-        output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
-        call_index = excluded.call_index, created_at = excluded.created_at
-"""
-
-_INSERT_MODEL_CALL = """
-    INSERT INTO model_calls (run_id, step_index, model, messages, reply, input_tokens,
-        output_tokens, evaluated_tokens, duration_s, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
-
-def insert_step(conn: Connection, result: RunResult, step: Step, *, replace: bool) -> None:
-    """Write one step and the model call behind it; ``replace=False`` keeps an existing one."""
-    key = (result.run_id, step.index)
-    if (
-        not replace
-        and conn.execute("SELECT 1 FROM steps WHERE run_id = ? AND idx = ?", key).fetchone()
-    ):
-        return
-    now = time.time()
-    conn.execute(
-        _INSERT_STEP,
-        (
-            *key,
-            str(step.kind),
-            step.thought,
-            step.tool,
-            step.argument,
-            None if step.arguments is None else dumps(step.arguments),
-            step.observation,
-            step.duration_s,
-            step.model_duration_s,
-            step.tool_duration_s,
-            step.input_tokens,
-            step.output_tokens,
-            step.evaluated_tokens,
-            step.call_index,
-            now,
-        ),
-    )
-    conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
-    conn.execute(
-        _INSERT_MODEL_CALL,
-        (
-            *key,
-            result.model,
-            dumps(cast(JSON, step.model_input)),
-            step.model_output,
-            step.input_tokens,
-            step.output_tokens,
-            step.evaluated_tokens,
-            step.model_duration_s,
-            now,
-        ),
     )
 
 

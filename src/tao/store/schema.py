@@ -17,13 +17,21 @@ Versions:
   statuses that say what happened). A CHECK constraint cannot be altered in
   SQLite, so ``runs`` is rebuilt: copied into a new table, rowids kept (they
   order runs that started at the same instant), then renamed over the old one.
+* v3 (issue 14, SPEC R3): the run log is linear in the run's length. A new
+  ``run_messages`` table keeps each run's transcript once, append-only (``seq``
+  from 0); ``model_calls.input_count`` says a step's input is the run's first
+  ``input_count`` messages (then ``model_calls.messages`` holds only what
+  follows them, ``[]`` as a rule), and ``runs.state_messages`` says the
+  checkpoint's transcript is the run's first ``state_messages`` messages (then
+  ``runs.state`` carries no ``messages``). Both are NULL in rows written before
+  v3, or when a transcript did not extend the stored one (stored in full then).
 
 Design notes:
 
 * ``steps`` holds what the trace shows (thought, action, observation, timings);
   ``model_calls`` holds what the model saw and said (``messages``, ``reply``).
-  A step's ``model_input``/``model_output`` are read back from its model call,
-  so the (quadratically growing) transcript is stored once, not twice.
+  A step's ``model_input``/``model_output`` are read back from its model call
+  and the ``run_messages`` table, so each message is stored once (v3).
 * ``runs.status`` stays ``running`` until the run's end is recorded: a run that
   was killed keeps its steps and stays visibly unfinished (read as ``interrupted``).
 """
@@ -37,7 +45,7 @@ from tao.errors import StoreError
 from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -162,8 +170,20 @@ _V2: tuple[str, ...] = (
     RUNS_INDEX,
 )
 
+
+def tables_v3(d: Dialect) -> tuple[str, ...]:
+    """v2 -> v3, the same on both databases: the transcript once per run, and references to it."""
+    return (
+        f"CREATE TABLE run_messages (run_id {d.key} NOT NULL REFERENCES runs (id) "
+        "ON DELETE CASCADE, seq INTEGER NOT NULL, message TEXT NOT NULL, "
+        "PRIMARY KEY (run_id, seq))",
+        "ALTER TABLE model_calls ADD COLUMN input_count INTEGER",
+        "ALTER TABLE runs ADD COLUMN state_messages INTEGER",
+    )
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE))
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

@@ -1,0 +1,123 @@
+"""How a step and the model call behind it map onto rows (SPEC M3, L1, R3).
+
+``steps`` holds what the trace shows; ``model_calls`` what the model saw and said.
+What it saw is a prefix of the run's transcript (:mod:`tao.store.transcript`), so a
+model call stores only its length (``input_count``), and the messages stay in
+``run_messages`` once. Rows written before schema v3, and any input that did
+not extend the stored transcript, carry their messages in ``model_calls.messages``.
+
+Every write here is idempotent (a retried transaction after a lost connection
+leaves the same rows): steps are keyed by (run, index), a step's model call is
+replaced, and messages already stored at their place are kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import cast
+
+from tao.errors import StateError
+from tao.jsontypes import JSON, JSONObject
+from tao.models.base import Message
+from tao.store import transcript
+from tao.store.rows import Connection, Row, dumps, loads, loads_object
+from tao.trace import RunResult, Step
+
+#: Step columns named as :class:`tao.trace.Step` fields (``arguments``, ``model_input``: JSON).
+STEP_FIELDS = (
+    "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
+    "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
+    "call_index",
+)  # fmt: skip
+
+_CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
+                AND m.step_index = s.idx ORDER BY m.id DESC LIMIT 1)"""
+
+SELECT_STEPS = f"""
+    SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
+           s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
+           s.output_tokens, s.evaluated_tokens, s.call_index,
+           {_CALL.format(column="messages")} AS model_input,
+           {_CALL.format(column="input_count")} AS input_count,
+           {_CALL.format(column="reply")} AS model_output
+    FROM steps s WHERE s.run_id = ? ORDER BY s.idx
+"""  # noqa: S608 (constant column names, no data)
+
+_INSERT_STEP = """
+    INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
+        observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
+        output_tokens, evaluated_tokens, call_index, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_id, idx) DO UPDATE SET
+        kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
+        argument = excluded.argument, arguments = excluded.arguments,
+        observation = excluded.observation, duration_s = excluded.duration_s,
+        model_duration_s = excluded.model_duration_s,
+        tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
+        output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
+        call_index = excluded.call_index, created_at = excluded.created_at
+"""
+
+_INSERT_MODEL_CALL = """
+    INSERT INTO model_calls (run_id, step_index, model, messages, input_count, reply,
+        input_tokens, output_tokens, evaluated_tokens, duration_s, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def read_steps(conn: Connection, run_id: str) -> list[Step]:
+    """Every stored step of a run, in order, each with its full model input."""
+    rows = conn.execute(SELECT_STEPS, (run_id,)).fetchall()
+    longest = max((row["input_count"] or 0 for row in rows), default=0)
+    messages = transcript.load(conn, run_id, longest) if longest else []
+    return [step_from_row(row, run_id, messages) for row in rows]
+
+
+def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
+    """A stored step with the model call behind it: its input (the first ``input_count``
+    of the run's ``messages``, then any stored with the call) and its raw reply."""
+    data: JSONObject = {name: row[name] for name in STEP_FIELDS}
+    where = f"step {data['index']} of run {run_id}"
+    arguments = row["arguments"]
+    data["arguments"] = None if arguments is None else loads_object(arguments, where)
+    inline = loads(row["model_input"] or "[]", where)
+    if not isinstance(inline, list):
+        raise StateError(f"the run log holds a damaged model input in {where}")
+    data["model_input"] = [*cast(list[JSON], messages[: row["input_count"] or 0]), *inline]
+    data["model_output"] = row["model_output"] or ""
+    try:
+        return Step.from_dict(data)
+    except (TypeError, ValueError) as error:
+        raise StateError(f"the run log holds a damaged {where}: {error}") from None
+
+
+def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript.Tail) -> None:
+    """Write (or replace) one step and the model call behind it.
+
+    ``end`` is where the run's stored transcript ends (:func:`tao.store.transcript.tail`).
+    """
+    key = (result.run_id, step.index)
+    now = time.time()
+    arguments = None if step.arguments is None else dumps(step.arguments)
+    conn.execute(
+        _INSERT_STEP,
+        (*key, str(step.kind), step.thought, step.tool, step.argument, arguments,
+         step.observation, step.duration_s, step.model_duration_s, step.tool_duration_s,
+         step.input_tokens, step.output_tokens, step.evaluated_tokens, step.call_index, now),
+    )  # fmt: skip
+    count = transcript.extend(conn, result.run_id, step.model_input, end)
+    inline = "[]" if count is not None else dumps(cast(JSON, step.model_input))
+    conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
+    conn.execute(
+        _INSERT_MODEL_CALL,
+        (*key, result.model, inline, count, step.model_output, step.input_tokens,
+         step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
+    )  # fmt: skip
+
+
+def stored_indexes(conn: Connection, run_id: str) -> set[int]:
+    """The indexes of the run's steps already in the log."""
+    return {
+        int(row[0]) for row in conn.execute("SELECT idx FROM steps WHERE run_id = ?", (run_id,))
+    }
