@@ -328,6 +328,7 @@ def _model_request(run: _Run, index: int, answer_only: bool = False) -> ModelReq
         grammar=grammar,
         max_tokens=setup.config.max_reply_tokens,
         temperature=setup.config.temperature,
+        timeout_s=max(run.budget.max_seconds - run.elapsed(), 0.001),  # --max-seconds binds
     )
 
 
