@@ -208,13 +208,19 @@ class RunResult:
 
         Linear in the run's length (SPEC R3): each step's ``model_input`` holds only
         the messages new since the step before (see :meth:`Step.to_dict`);
-        :meth:`from_dict` rebuilds the whole inputs.
+        :meth:`from_dict` rebuilds the whole inputs. It is what people are shown, so
+        secrets in it are redacted (SPEC S8); the Python objects keep the real text.
         """
+        from tao.redact import redact_json
+
         steps: list[JSON] = []
         before: Step | None = None
         for step in self.steps:
             steps.append(step.to_dict(step.new_messages_since(before)))
             before = step
+        return cast(JSONObject, redact_json(self._json(steps)))
+
+    def _json(self, steps: list[JSON]) -> JSONObject:
         return {
             "run_id": self.run_id,
             "status": str(self.status),

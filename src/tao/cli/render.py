@@ -35,6 +35,7 @@ from tao.format import (
     terminal_safe,
 )
 from tao.jsontypes import JSONObject
+from tao.redact import redact
 from tao.trace import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
@@ -54,7 +55,7 @@ def safe_result(result: RunResult) -> RunResult:
     """The run's untrusted text (task, answer, error, model) escaped, for the terminal."""
     return dataclasses.replace(
         result,
-        task=terminal_safe(result.task),
+        task=terminal_safe(redact(result.task)),
         model=terminal_safe(result.model),
         answer=_safe(result.answer),
         error=_safe(result.error),
@@ -63,7 +64,7 @@ def safe_result(result: RunResult) -> RunResult:
 
 
 def _safe(text: str | None) -> str | None:
-    return None if text is None else terminal_safe(text)
+    return None if text is None else terminal_safe(redact(text))
 
 
 def status_text(status: str) -> Text:
@@ -165,13 +166,13 @@ def render_pending(
     """A call waiting for a person: what it is, what it does, and its diff in colour."""
     head = Text.assemble(
         (f"[{call_id}] " if call_id else "", "dim"),
-        (terminal_safe(format_call(tool, None, arguments)), "bold"),
+        (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
         ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
     )
     if not preview:
         return head
     diff = Text()
-    for line in terminal_safe(preview).splitlines():
+    for line in terminal_safe(redact(preview)).splitlines():
         style = _DIFF_STYLES.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold"
         diff.append(line + "\n", style=style)
     return Group(head, Panel(diff, border_style="yellow", expand=False))

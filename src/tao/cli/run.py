@@ -16,6 +16,7 @@ from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.format import format_call, terminal_safe
+from tao.redact import redact
 from tao.jsontypes import JSONObject
 from tao.output import schema_of
 from tao.protocol.labels import LABELS
@@ -57,7 +58,7 @@ def show_live(
         for event in events:
             if isinstance(event, TextDelta):
                 streamed += terminal_safe(event.text)
-                live.update(Text(streamed, style="dim"), refresh=True)
+                live.update(Text(redact(streamed), style="dim"), refresh=True)
             elif isinstance(event, ObservationEvent | ApprovalEvent):
                 streamed = ""
                 live.update(Text(""), refresh=True)

@@ -31,8 +31,9 @@ from tao.errors import StateError, StoreError
 from tao.jsontypes import JSON
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
+from tao.redact import redact_json, redact_optional
 from tao.state import Checkpoint, PendingCall, RunConfig
-from tao.store import transcript
+from tao.store import private, transcript
 from tao.store.retry import retrying
 from tao.store.rows import (
     SELECT_SUMMARY,
@@ -162,8 +163,8 @@ class Store(ABC):
         usage = result.usage
         values: tuple[SQLValue, ...] = (
             str(result.status),
-            result.answer,
-            result.error,
+            redact_optional(result.answer),
+            redact_optional(result.error),
             result.stop_reason,
             time.time(),
             result.duration_s,
@@ -192,14 +193,15 @@ class Store(ABC):
         row keeps the rest and how many messages it holds. A transcript that does
         not extend the stored one is kept whole in the row instead.
         """
-        rest = dataclasses.replace(checkpoint, messages=()).to_json()
+        rest = private.keep(run_id, dataclasses.replace(checkpoint, messages=()).to_json())
 
         def work(conn: Connection) -> None:
             end = transcript.tail(conn, run_id)
             if end is None:
                 return  # no such run (yet): nothing to attach the checkpoint to
             count = transcript.extend(conn, run_id, checkpoint.messages, end)
-            text = dumps(rest if count is not None else checkpoint.to_json())
+            whole = rest if count is not None else redact_json(checkpoint.to_json())
+            text = dumps(whole)
             conn.execute(
                 "UPDATE runs SET state = ?, state_messages = ? WHERE id = ?", (text, count, run_id)
             )
@@ -221,7 +223,7 @@ class Store(ABC):
         text, messages = self._retrying(work, write=False)
         if text is None:
             return None
-        data = loads_object(text, f"the checkpoint of run {run_id}")
+        data = private.restore(run_id, loads_object(text, f"the checkpoint of run {run_id}"))
         if messages is not None:
             data["messages"] = cast(JSON, messages)
         try:

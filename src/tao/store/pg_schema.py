@@ -28,6 +28,7 @@ from tao.store.rows import Connection, SQLValue
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
+    V4,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -53,7 +54,7 @@ _V2: tuple[str, ...] = (
 )
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES))
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES), V4)
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")

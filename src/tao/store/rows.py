@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
+from tao.redact import redact, redact_json, redact_url
 from tao.state import RunConfig
 from tao.trace import RunResult, Status
 
@@ -195,6 +196,14 @@ _RESTART = """
 """
 
 
+def stored_config(config: RunConfig | None) -> JSON:
+    """A run's settings as the log keeps them: no credentials in URLs, no secrets (S8)."""
+    if config is None:
+        return {}
+    base_url = redact_url(config.base_url) if config.base_url else None
+    return redact_json(config.replace(base_url=base_url).to_json())
+
+
 def insert_run(
     conn: Connection, result: RunResult, config: RunConfig | None, *, restart: bool
 ) -> None:
@@ -208,12 +217,12 @@ def insert_run(
         """,  # noqa: S608 (a constant clause, no data)
         (
             result.run_id,
-            result.task,
+            redact(result.task),
             result.model,
             result.lang,
             str(Status.RUNNING),
             result.started_at or time.time(),
-            dumps(config.to_json() if config is not None else {}),
+            dumps(stored_config(config)),
             os.getpid(),
             HOST,
         ),

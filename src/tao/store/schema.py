@@ -45,7 +45,7 @@ from tao.errors import StoreError
 from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -182,8 +182,14 @@ def tables_v3(d: Dialect) -> tuple[str, ...]:
     )
 
 
+#: v3 -> v4, the same on both databases: a step's repeat mark and whether it was forced.
+V4 = (
+    "ALTER TABLE steps ADD COLUMN repeat_of INTEGER",
+    "ALTER TABLE steps ADD COLUMN forced INTEGER NOT NULL DEFAULT 0",
+)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE))
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

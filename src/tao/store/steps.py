@@ -20,6 +20,7 @@ from typing import cast
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
+from tao.redact import redact, redact_json
 from tao.store import transcript
 from tao.store.rows import Connection, Row, dumps, loads, loads_object
 from tao.trace import RunResult, Step
@@ -28,7 +29,7 @@ from tao.trace import RunResult, Step
 STEP_FIELDS = (
     "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
     "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
-    "call_index",
+    "call_index", "repeat_of",
 )  # fmt: skip
 
 _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
@@ -37,7 +38,7 @@ _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
 SELECT_STEPS = f"""
     SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
-           s.output_tokens, s.evaluated_tokens, s.call_index,
+           s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced,
            {_CALL.format(column="messages")} AS model_input,
            {_CALL.format(column="input_count")} AS input_count,
            {_CALL.format(column="reply")} AS model_output
@@ -47,8 +48,8 @@ SELECT_STEPS = f"""
 _INSERT_STEP = """
     INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
-        output_tokens, evaluated_tokens, call_index, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        output_tokens, evaluated_tokens, call_index, repeat_of, forced, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
         argument = excluded.argument, arguments = excluded.arguments,
@@ -86,10 +87,15 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
         raise StateError(f"the run log holds a damaged model input in {where}")
     data["model_input"] = [*cast(list[JSON], messages[: row["input_count"] or 0]), *inline]
     data["model_output"] = row["model_output"] or ""
+    data["forced"] = bool(row["forced"])
     try:
         return Step.from_dict(data)
     except (TypeError, ValueError) as error:
         raise StateError(f"the run log holds a damaged {where}: {error}") from None
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact(text)
 
 
 def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript.Tail) -> None:
@@ -99,19 +105,20 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     """
     key = (result.run_id, step.index)
     now = time.time()
-    arguments = None if step.arguments is None else dumps(step.arguments)
+    arguments = None if step.arguments is None else dumps(redact_json(step.arguments))
     conn.execute(
         _INSERT_STEP,
-        (*key, str(step.kind), step.thought, step.tool, step.argument, arguments,
-         step.observation, step.duration_s, step.model_duration_s, step.tool_duration_s,
-         step.input_tokens, step.output_tokens, step.evaluated_tokens, step.call_index, now),
+        (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
+         arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
+         step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
+         step.call_index, step.repeat_of, int(step.forced), now),
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
-    inline = "[]" if count is not None else dumps(cast(JSON, step.model_input))
+    inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))
     conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
     conn.execute(
         _INSERT_MODEL_CALL,
-        (*key, result.model, inline, count, step.model_output, step.input_tokens,
+        (*key, result.model, inline, count, redact(step.model_output), step.input_tokens,
          step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
     )  # fmt: skip
 

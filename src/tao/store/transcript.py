@@ -26,6 +26,7 @@ from typing import cast
 from tao.errors import StateError
 from tao.jsontypes import JSON
 from tao.models.base import Message
+from tao.redact import redact_json
 from tao.store.rows import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, and the last one.
@@ -74,9 +75,9 @@ def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail
         if common < end.count:
             row = conn.execute(_ONE, (run_id, common - 1)).fetchone()
             stored = None if row is None else row[0]
-        if stored != dumps(cast(JSON, messages[common - 1])):
+        if stored != stored_form(messages[common - 1]):
             return None
-    new = [dumps(cast(JSON, m)) for m in messages[end.count :]]
+    new = [stored_form(m) for m in messages[end.count :]]
     for start in range(0, len(new), _CHUNK):
         chunk = new[start : start + _CHUNK]
         params: list[SQLValue] = []
@@ -86,6 +87,11 @@ def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail
     if new:
         end.count, end.last = len(messages), new[-1]
     return len(messages)
+
+
+def stored_form(message: Message) -> str:
+    """A message as the log keeps it: JSON, with secrets redacted (SPEC S8)."""
+    return dumps(redact_json(cast(JSON, message)))
 
 
 def load(conn: Connection, run_id: str, count: int) -> list[Message]:

@@ -1,0 +1,52 @@
+"""The part of a checkpoint that must not be redacted, kept where only its owner can read it.
+
+The run log is redacted (SPEC S8), but resuming needs what the model really asked
+for: an approved ``write_file`` must write the real content, not ``[REDACTED]``
+(redaction never changes what a tool does). When a checkpoint's reply or pending
+arguments hold a secret, the log keeps the redacted form and this module keeps
+the real one in ``$TAO_HOME/private/RUN_ID.json``, readable by its owner alone
+(mode 0600, in a 0700 folder). Without such a file, the log's copy is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import cast
+
+from tao.jsontypes import JSON, JSONObject
+from tao.paths import tao_home
+from tao.redact import redact_json
+
+
+def _path(run_id: str) -> Path:
+    safe = "".join(c for c in run_id if c.isalnum())
+    return tao_home() / "private" / f"{safe}.json"
+
+
+def keep(run_id: str, state: JSONObject) -> JSONObject:
+    """What the log may store of ``state``; the real values go to the private file."""
+    shown = cast(JSONObject, redact_json(state))
+    path = _path(run_id)
+    if shown == state:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return state
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(state, handle, ensure_ascii=False)
+    return shown
+
+
+def restore(run_id: str, stored: JSONObject) -> JSONObject:
+    """The checkpoint's real reply and pending calls, where the private file has them."""
+    try:
+        data: JSON = json.loads(_path(run_id).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError, OSError):
+        return stored
+    if not isinstance(data, dict):
+        return stored
+    return {**stored, **{key: data[key] for key in ("reply", "pending") if key in data}}
