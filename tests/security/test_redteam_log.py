@@ -50,8 +50,8 @@ def test_secrets_in_task_thought_and_answer_are_not_stored_or_shown_S8(
 def test_credentials_in_the_base_url_are_not_stored_S8(
     tao_cli: Any, tao_home: Path, replay: Replay
 ) -> None:
-    out = tao_cli("run", "x", "--model", "openai:m", "--base-url",
-                  "http://alice:s3cretpw@127.0.0.1:9/v1", "--max-seconds", "5", "--json")  # fmt: skip
+    url = "http://alice:s3cretpw@127.0.0.1:9/v1"
+    out = tao_cli("run", "x", "--model", "openai:m", "--base-url", url, "--json")
     assert b"s3cretpw" not in _log_bytes(tao_home)
     assert "s3cretpw" not in out.stdout + out.stderr
 

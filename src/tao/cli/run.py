@@ -16,10 +16,10 @@ from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.format import format_call, terminal_safe
-from tao.redact import redact
 from tao.jsontypes import JSONObject
 from tao.output import schema_of
 from tao.protocol.labels import LABELS
+from tao.redact import redact
 from tao.state import RunConfig
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult
