@@ -89,6 +89,12 @@ def _load(path: Path) -> list[_Reply]:
             f"replay file {path} is not valid JSON (line {error.lineno}, column {error.colno}): "
             f"{error.msg}"
         ) from None
+    except RecursionError:
+        raise ModelSpecError(f"replay file {path} nests its JSON too deeply") from None
+    except ValueError as error:  # an integer of thousands of digits, and the like
+        raise ModelSpecError(
+            f"replay file {path} holds a value tao will not read ({error})"
+        ) from None
     if not isinstance(data, list):
         raise ModelSpecError(f"replay file {path} must hold a JSON array of reply strings")
     return [_reply(item, path, number) for number, item in enumerate(data, 1)]
