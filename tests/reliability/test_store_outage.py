@@ -48,7 +48,7 @@ class SlowScripted:
         self.calls += 1
         if self.calls >= self.steps:
             return ModelReply(text="Thought: done.\nAction: finish[done]")
-        return ModelReply(text=f"Thought: step {self.calls}.\nAction: calculator[1 + 1]")
+        return ModelReply(text=f"Thought: step {self.calls}.\nAction: calculator[{self.calls} + 1]")
 
     async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         return self.complete(request, on_text)

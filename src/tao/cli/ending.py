@@ -94,6 +94,5 @@ def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
         data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
         data.update(status="error", error=str(error))
         click.echo(json.dumps(data, ensure_ascii=False))
-    else:
-        click.echo(f"Error: {error}", err=True)
+    click.echo(f"Error: {error}", err=True)
     sys.exit(1)

@@ -27,9 +27,13 @@ def normalise(data: dict[str, object], replay: Path) -> dict[str, object]:
     out = json.loads(text)
     for key in ("run_id", "started_at", "duration_s", "pending"):
         out.pop(key, None)
+    full: list[object] = []
     for step in out["steps"]:
         for key in ("duration_s", "model_duration_s", "tool_duration_s"):
             step.pop(key, None)
+        if "model_input_from" in step:  # tao >= 0.2 prints only each step's new messages
+            full = full[: step.pop("model_input_from")] + step["model_input"]
+            step["model_input"] = full
     return out
 
 
