@@ -19,9 +19,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tao.act import Outcome, Ready
-from tao.state import call_digest
+from tao.jsontypes import JSONObject
+from tao.state import canonical_json
 from tao.tools.base import Tool
 from tao.trace import Step, StepKind
+
+
+def call_key(tool: str, arguments: JSONObject) -> str:
+    """Equal for the same tool with the same canonical arguments."""
+    return f"{tool}\0{canonical_json(arguments)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +43,7 @@ class Repeats:
     limit: int
     """Repeats allowed in a run; one more ends it (``--max-repeats``)."""
     seen: dict[str, Earlier] = field(default_factory=dict)
-    """Calls made since the last state change, by digest of tool and canonical arguments."""
+    """Calls made since the last state change, by :func:`call_key`."""
     count: int = 0
 
     @classmethod
@@ -53,12 +59,12 @@ class Repeats:
         return repeats
 
     def earlier(self, ready: Ready) -> Earlier | None:
-        return self.seen.get(call_digest(ready.tool.name, ready.arguments))
+        return self.seen.get(call_key(ready.tool.name, ready.arguments))
 
     def remember(self, index: int, tool: Tool, arguments: object, observation: str) -> None:
         """Note a call that ran; one that may have changed the world forgets the rest."""
         assert isinstance(arguments, dict)
-        key = call_digest(tool.name, arguments)
+        key = call_key(tool.name, arguments)
         if not tool.read_only:
             self.seen.clear()
         self.seen.setdefault(key, Earlier(index, observation))
