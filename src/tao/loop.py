@@ -41,7 +41,7 @@ from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.output import AnswerMismatch
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
-from tao.repeats import Repeats
+from tao.repeats import Repeats, call_key
 from tao.state import Checkpoint, Decision, PendingCall
 from tao.trace import Status, Step, StepKind, Usage
 from tao.transcript import (
@@ -213,7 +213,8 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     prepared = [prepare(call, setup.tools) for call in calls]
     outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
     ready = {i: p for i, p in enumerate(prepared) if isinstance(p, Ready)}
-    earlier = {i: e for i, r in ready.items() if (e := run.repeats.earlier(r)) is not None}
+    keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
+    earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
     for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
@@ -238,7 +239,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     assert isinstance(done, Sequence)
     outcomes.update(zip(ready, done, strict=True))
     for i, ran in ready.items():
-        run.repeats.remember(turn.index + i, ran.tool, ran.arguments, outcomes[i].observation)
+        run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
     run.repeats.count += len(earlier)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []

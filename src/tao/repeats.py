@@ -55,16 +55,13 @@ class Repeats:
             if step.kind is not StepKind.ACTION or tool is None or step.arguments is None:
                 continue
             repeats.count += step.repeat_of is not None
-            repeats.remember(step.index, tool, step.arguments, step.observation or "")
+            key = call_key(tool.name, step.arguments)
+            repeats.remember(step.index, tool, key, step.observation or "")
         return repeats
 
-    def earlier(self, ready: Ready) -> Earlier | None:
-        return self.seen.get(call_key(ready.tool.name, ready.arguments))
-
-    def remember(self, index: int, tool: Tool, arguments: object, observation: str) -> None:
-        """Note a call that ran; one that may have changed the world forgets the rest."""
-        assert isinstance(arguments, dict)
-        key = call_key(tool.name, arguments)
+    def remember(self, index: int, tool: Tool, key: str, observation: str) -> None:
+        """Note a call (by :func:`call_key`) that ran; one that may have changed the world
+        forgets the rest."""
         if not tool.read_only:
             self.seen.clear()
         self.seen.setdefault(key, Earlier(index, observation))

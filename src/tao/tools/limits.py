@@ -76,6 +76,7 @@ class _Alarm(BaseException):
 
 
 _armed = False
+_installed = False
 
 
 def _ring(signum: int, frame: FrameType | None) -> None:
@@ -92,12 +93,13 @@ def _can_alarm() -> bool:
         return False
     if signal.getitimer(signal.ITIMER_REAL)[0] != 0:
         return False
-    handler = signal.getsignal(signal.SIGALRM)
-    if handler is _ring:
+    global _installed
+    if _installed:
         return True
-    if handler not in (signal.SIG_DFL, signal.SIG_IGN, None):
+    if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
         return False  # someone else uses SIGALRM: leave it to them
     signal.signal(signal.SIGALRM, _ring)  # installed once; it rings only when armed
+    _installed = True
     return True
 
 
