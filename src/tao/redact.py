@@ -420,7 +420,7 @@ def redact_json(value: JSON) -> JSON:
 
 
 def _redact_item(key: str, item: JSON) -> JSON:
-    if isinstance(item, str):
+    if isinstance(item, str) and _ANY_NEEDLE.search(_lowered(key)) is not None:
         labelled = f"{key}={json.dumps(item, ensure_ascii=False)}"
         if redact(labelled) != labelled and redact(item) == item:
             return REDACTED

@@ -70,6 +70,18 @@ class Store(ABC):
         self.where = where
         #: Held by every transaction: one connection, shared by the threads of a process.
         self._lock = threading.Lock()
+        #: The tail each run's transcript had after this process last wrote it.
+        self._tails: dict[str, transcript.Tail] = {}
+
+    def _tail(self, conn: Connection, run_id: str) -> transcript.Tail | None:
+        """Where the run's stored transcript ends; knows the in-memory message stored last
+        when nobody else wrote since, so it need not be serialised again to compare."""
+        end, known = transcript.tail(conn, run_id), self._tails.get(run_id)
+        if end is not None:
+            if known is not None and (known.count, known.last) == (end.count, end.last):
+                end.last_object = known.last_object
+            self._tails[run_id] = end
+        return end
 
     @staticmethod
     def open(path: Path | str | None = None) -> Store:
@@ -146,7 +158,7 @@ class Store(ABC):
         """Record one finished step, its model call and new messages, in one transaction."""
 
         def work(conn: Connection) -> None:
-            end = transcript.tail(conn, result.run_id)
+            end = self._tail(conn, result.run_id)
             if end is None:  # not begun here (an observer attached late): the row first
                 insert_run(conn, result, None, restart=False)
                 end = transcript.Tail(0, None)
@@ -196,7 +208,7 @@ class Store(ABC):
         rest = private.keep(run_id, dataclasses.replace(checkpoint, messages=()).to_json())
 
         def work(conn: Connection) -> None:
-            end = transcript.tail(conn, run_id)
+            end = self._tail(conn, run_id)
             if end is None:
                 return  # no such run (yet): nothing to attach the checkpoint to
             count = transcript.extend(conn, run_id, checkpoint.messages, end)

@@ -51,6 +51,8 @@ class Tail:
     """How many messages the log holds for the run."""
     last: str | None
     """The last of them as stored JSON (``None`` when there is none)."""
+    last_object: int | None = None
+    """``id()`` of the in-memory message stored last, to skip re-serialising it."""
 
 
 def tail(conn: Connection, run_id: str) -> Tail | None:
@@ -75,7 +77,8 @@ def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail
         if common < end.count:
             row = conn.execute(_ONE, (run_id, common - 1)).fetchone()
             stored = None if row is None else row[0]
-        if stored != stored_form(messages[common - 1]):
+        same = common == end.count and id(messages[common - 1]) == end.last_object
+        if not same and stored != stored_form(messages[common - 1]):
             return None
     new = [stored_form(m) for m in messages[end.count :]]
     for start in range(0, len(new), _CHUNK):
@@ -85,7 +88,7 @@ def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail
             params += (run_id, seq, text)
         conn.execute(_APPEND.format(rows=", ".join(["(?, ?, ?)"] * len(chunk))), params)
     if new:
-        end.count, end.last = len(messages), new[-1]
+        end.count, end.last, end.last_object = len(messages), new[-1], id(messages[-1])
     return len(messages)
 
 
