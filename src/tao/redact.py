@@ -26,7 +26,6 @@ redaction runs on every observation.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -55,8 +54,6 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
-
-from tao.jsontypes import JSON
 
 REDACTED = "[REDACTED]"
 Span = tuple[int, int]
@@ -401,31 +398,3 @@ def _merge(spans: Iterable[Span]) -> list[Span]:
         else:
             merged.append((start, end))
     return merged
-
-
-def redact_json(value: JSON) -> JSON:
-    """``value`` with secrets redacted inside its strings, still valid JSON (SPEC S8).
-
-    Redacting serialised JSON could cut through its quoting; this walks the value
-    instead. A string under a key that names a secret (``"password": "…"``) is
-    caught by its label, as ``password = …`` is in text.
-    """
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [redact_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redact_item(key, item) for key, item in value.items()}
-    return value
-
-
-def _redact_item(key: str, item: JSON) -> JSON:
-    if isinstance(item, str) and _ANY_NEEDLE.search(_lowered(key)) is not None:
-        labelled = f"{key}={json.dumps(item, ensure_ascii=False)}"
-        if redact(labelled) != labelled and redact(item) == item:
-            return REDACTED
-    return redact_json(item)
-
-
-def redact_optional(text: str | None) -> str | None:
-    return None if text is None else redact(text)

@@ -31,7 +31,7 @@ from tao.errors import StateError, StoreError
 from tao.jsontypes import JSON
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
-from tao.redact import redact_json, redact_optional
+from tao.redacted import redact_json, redact_optional
 from tao.state import Checkpoint, PendingCall, RunConfig
 from tao.store import private, transcript
 from tao.store.retry import retrying

@@ -20,7 +20,8 @@ from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
-from tao.redact import redact, redact_json, redact_url
+from tao.redact import redact, redact_url
+from tao.redacted import redact_json
 from tao.state import RunConfig
 from tao.trace import RunResult, Status
 

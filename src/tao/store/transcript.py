@@ -26,7 +26,7 @@ from typing import cast
 from tao.errors import StateError
 from tao.jsontypes import JSON
 from tao.models.base import Message
-from tao.redact import redact_json
+from tao.redacted import redact_json
 from tao.store.rows import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, and the last one.
