@@ -83,6 +83,7 @@ class LiveStreams:
 
 async def _changes(update: Callable[[], LiveUpdate], known: str | None) -> AsyncIterator[bytes]:
     started = quiet_since = time.monotonic()
+    was_live = True
     while True:
         try:
             current = await anyio.to_thread.run_sync(update)
@@ -90,8 +91,8 @@ async def _changes(update: Callable[[], LiveUpdate], known: str | None) -> Async
             yield _event("end", {"error": str(error)})
             return
         now = time.monotonic()
-        if current["version"] != known:
-            known = current["version"]
+        if current["version"] != known or current["live"] != was_live:
+            known, was_live = current["version"], current["live"]  # the last one says it ended
             quiet_since = now
             yield _event("update", current)
         elif now - quiet_since >= KEEPALIVE_S:
