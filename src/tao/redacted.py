@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from tao.jsontypes import JSON
-from tao.redact import _ANY_NEEDLE, REDACTED, _lowered, redact
+from tao.redact import _ANY_NEEDLE, _lowered, redact
+from tao.secret_labels import REDACTED
 
 
 def redact_json(value: JSON) -> JSON:
