@@ -17,42 +17,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tao.agent import Agent
-from tao.models.base import ModelReply, ModelRequest, OnText
 from tao.store import Store
 from tao.tools.calc import calculator_tool
 from tao.trace import RunResult, Step
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
+from tests.fakes.models import CalculatorScript
+
 TASK = "Add up the numbers 1 to N, one addition per step, then give the total."
-
-
-class ScriptedModel:
-    """Asks the calculator ``steps - 1`` times, then answers; costs next to nothing."""
-
-    name = "scripted"
-    supports_stop = True
-    supports_grammar = False
-    supports_tools = False
-
-    def __init__(self, steps: int) -> None:
-        self.steps = steps
-        self.calls = 0
-
-    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        self.calls += 1
-        n = self.calls
-        if n >= self.steps:
-            return ModelReply(text="Thought: I have the total.\nAction: finish[done]")
-        text = f"Thought: Step {n}: add {n} to the running total.\nAction: calculator[{n} + {n}]"
-        return ModelReply(text=text, input_tokens=len(request.messages), output_tokens=12)
-
-    async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        return self.complete(request, on_text)
 
 
 @dataclass
@@ -79,7 +58,7 @@ class StepClock:
 def run_once(steps: int, store: Store | None) -> tuple[RunResult, float, StepClock]:
     clock = StepClock()
     agent = Agent(
-        ScriptedModel(steps),
+        CalculatorScript(steps),
         [calculator_tool()],
         max_steps=steps + 2,
         max_tokens=10**12,

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.fakes.models import CalculatorScript
 
 from tao.agent import Agent
-from tao.models.base import Message, ModelReply, ModelRequest, OnText
+from tao.models.base import Message
 from tao.state import Checkpoint
 from tao.store import SCHEMA_VERSION, RunRecorder, Store
 from tao.store.schema import MIGRATIONS
@@ -26,31 +27,9 @@ from tao.tools.calc import calculator_tool
 from tao.trace import RunResult, Status, Step, StepKind
 
 
-class Scripted:
-    """Asks the calculator ``steps - 1`` times, then answers (the text protocol)."""
-
-    name = "scripted"
-    supports_stop = True
-    supports_grammar = False
-    supports_tools = False
-
-    def __init__(self, steps: int) -> None:
-        self.steps, self.calls = steps, 0
-
-    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        self.calls += 1
-        if self.calls >= self.steps:
-            return ModelReply(text="Thought: done.\nAction: finish[done]")
-        n = self.calls
-        return ModelReply(text=f"Thought: step {n}.\nAction: calculator[{n} + {n}]")
-
-    async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        return self.complete(request, on_text)
-
-
 def run(steps: int, record: Store | bool) -> tuple[RunResult, float]:
     agent = Agent(
-        Scripted(steps),
+        CalculatorScript(steps),
         [calculator_tool()],
         max_steps=steps + 2,
         max_tokens=10**12,

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.fakes.models import CalculatorScript
 
 from tao.agent import Agent
 from tao.errors import StoreError
-from tao.models.base import ModelReply, ModelRequest, OnText
 from tao.store import Store
 from tao.tools.calc import calculator_tool
 from tao.trace import RunResult, Status
@@ -32,30 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
 
 
-class SlowScripted:
-    """Asks the calculator ``steps - 1`` times, taking ``pause_s`` per reply, then answers."""
-
-    name = "scripted"
-    supports_stop = True
-    supports_grammar = False
-    supports_tools = False
-
-    def __init__(self, steps: int, pause_s: float = 0.0) -> None:
-        self.steps, self.pause_s, self.calls = steps, pause_s, 0
-
-    def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        time.sleep(self.pause_s)
-        self.calls += 1
-        if self.calls >= self.steps:
-            return ModelReply(text="Thought: done.\nAction: finish[done]")
-        return ModelReply(text=f"Thought: step {self.calls}.\nAction: calculator[{self.calls} + 1]")
-
-    async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
-        return self.complete(request, on_text)
-
-
 def agent(steps: int, store: Store, pause_s: float = 0.0) -> Agent:
-    return Agent(SlowScripted(steps, pause_s), [calculator_tool()], max_steps=steps, record=store)
+    return Agent(
+        CalculatorScript(steps, pause_s), [calculator_tool()], max_steps=steps, record=store
+    )
 
 
 @dataclass
