@@ -172,13 +172,14 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
     if spent is not None:
         return Ending(Status.MAX_STEPS, stop_reason=spent)
     index, forced = run.steps + 1, _forcing(run)
-    request = _model_request(run, index, forced is not None)
+    sent = list(run.messages)  # never edited once appended: one snapshot for request and step
+    request = _model_request(run, sent, index, forced is not None)
     answer = yield AskModel(index, request)
     if isinstance(answer, ModelFailure):
-        yield from _done(run, failed_step(index, request.messages, answer))
+        yield from _done(run, failed_step(index, sent, answer))
         return Ending(Status.ERROR, error=answer.message)
     assert isinstance(answer, ModelAnswer)
-    return Turn(index, list(request.messages), answer, forced=forced)
+    return Turn(index, sent, answer, forced=forced)
 
 
 def _forcing(run: _Run) -> str | None:
@@ -315,7 +316,9 @@ def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
     return dataclasses.replace(call, preview=preview)
 
 
-def _model_request(run: _Run, index: int, answer_only: bool = False) -> ModelRequest:
+def _model_request(
+    run: _Run, sent: list[Message], index: int, answer_only: bool = False
+) -> ModelRequest:
     """What the model is sent; ``answer_only`` narrows its choice to the final answer (the
     grammar to ``finish``/the answer line, native tools to ``finish``)."""
     setup, specs, grammar = run.setup, run.specs, run.setup.grammar
@@ -323,7 +326,7 @@ def _model_request(run: _Run, index: int, answer_only: bool = False) -> ModelReq
         specs = [spec for spec in specs or () if spec.name == "finish"] or specs
         grammar = setup.answer_grammar or grammar
     return ModelRequest(
-        messages=list(run.messages),  # never edited once appended: a snapshot
+        messages=sent,
         tools=specs,
         stop=stops(setup, index) if setup.send_stop else (),
         grammar=grammar,
