@@ -5,6 +5,9 @@ real process at the two points that matter, with SIGKILL (nothing gets to clean 
 
 - after the effect, once its completion is journaled but before its step is stored:
   resume takes the journaled outcome, and neither runs the call again nor asks again;
+- between other writes (before the first checkpoint, between a turn's steps and the
+  checkpoint that ends it, between the answer and the run's end): nothing is lost or
+  counted twice;
 - during the effect: resume puts the call to a person, marked as possibly done; neither
   a policy rule nor an automatic approver may say yes to it, a person (``Person``) may.
 """
@@ -20,6 +23,8 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tao.store import Store
 
@@ -47,15 +52,24 @@ PROGRAM = textwrap.dedent(
             time.sleep(60)  # killed here, the effect done and not yet recorded
         return "sent to " + customer
 
-    if crash == "record":  # killed once the effect's completion is journaled, before its step
-        add_step = Store.add_step
+    def dies_before(name, when):  # SIGKILL at an exact point of the run log's writes
+        real = getattr(Store, name)
 
-        def dying(self, result, step):
-            if step.tool == "send_invoice":
+        def write(self, *args):
+            if when(*args):
                 os.kill(os.getpid(), signal.SIGKILL)
-            add_step(self, result, step)
+            return real(self, *args)
 
-        Store.add_step = dying
+        setattr(Store, name, write)
+
+    if crash == "record":  # the effect's completion journaled, its step not yet stored
+        dies_before("add_step", lambda result, step: step.tool == "send_invoice")
+    elif crash == "start":  # the run recorded, its first checkpoint not yet
+        dies_before("save_state", lambda run_id, checkpoint: True)
+    elif crash == "turn":  # the invoice's step stored, the checkpoint ending its turn not yet
+        dies_before("save_state", lambda run_id, cp: cp.step is None and len(cp.messages) > 2)
+    elif crash == "end":  # the answer stored, the run not yet marked finished
+        dies_before("finish_run", lambda result, config: True)
 
     def automatic(tool, arguments):
         with asked.open("a") as handle:
@@ -130,6 +144,25 @@ def test_a_crash_after_the_effect_was_journaled_neither_reruns_nor_reasks_it_R1(
     assert [(s["index"], s["observation"]) for s in steps] == [(1, "sent to ACME"), (2, None)]
     with Store.open() as store:
         assert [s.index for s in store.get_run(run_id).steps] == [1, 2]
+
+
+@pytest.mark.parametrize("crash", ["start", "turn", "end"])
+def test_a_crash_between_two_writes_of_the_run_log_loses_and_repeats_nothing_R1(
+    crash: str, tmp_path: Path, tao_home: Path, replay: Replay
+) -> None:
+    """Killed before the first checkpoint, between a turn's steps and the checkpoint ending
+    it, or between the answer and the run's end: resume finishes the run, the invoice sent
+    and approved once, each step stored once."""
+    program = Program(tmp_path, tao_home, replay)
+    assert program.start(CRASH=crash).wait(timeout=60) == -signal.SIGKILL
+    done = program.resume(_only_run())
+    assert (done["status"], done["answer"]) == ("finished", "invoiced")
+    assert program.lines("sent.log") == ["ACME"] and program.lines("asked.log") == ["auto"]
+    steps = done["steps"]
+    assert isinstance(steps, list)
+    assert [(s["index"], s["observation"]) for s in steps] == [(1, "sent to ACME"), (2, None)]
+    with Store.open() as store:
+        assert [s.index for s in store.get_run(_only_run()).steps] == [1, 2]
 
 
 def test_an_interrupted_side_effect_waits_for_a_person_never_a_policy_or_an_auto_yes_R1(
