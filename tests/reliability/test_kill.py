@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import random
 import signal
 import subprocess
@@ -53,7 +54,7 @@ WRAPPER = textwrap.dedent(
         \"\"\"Append one line to the ledger.\"\"\"
         with ledger.open("a") as handle:
             handle.write(text + "\\n")
-        time.sleep(0.15)  # the effect is done, its record not yet
+        time.sleep(float(os.environ.get("LEDGER_PAUSE", "0.15")))  # done, not yet recorded
         return "appended " + text
 
     @tool
@@ -245,3 +246,42 @@ def test_sigkill_at_seeded_random_points_never_loses_or_repeats_a_step_R1(
         hits = list(pool.map(lambda seed: _one_seed(seed, make, full_s), SEEDS))
     assert len(hits) == len(SEEDS)
     print("kills landed:", sorted(hits))
+
+
+def test_at_a_terminal_tao_resume_asks_the_person_about_the_call_cut_short_R1(
+    tmp_path: Path, replay: Replay
+) -> None:
+    """`tao resume` at a terminal: the prompt names the call and says it may have taken
+    effect; the person's yes runs it again (the policy that pre-approved it is not asked)."""
+    wrapper, script = tmp_path / "tao_ledger.py", replay(SCRIPT)
+    wrapper.write_text(WRAPPER)
+    home = Home(tmp_path / "terminal", wrapper, script)
+    home.env["LEDGER_PAUSE"] = "60"
+    child = home.start()
+    deadline = time.monotonic() + 60
+    while not home.lines() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=30)
+    assert home.lines() == ["alpha"]
+    run = home.shown()
+    assert run is not None and run["status"] == "interrupted"
+    del home.env["LEDGER_PAUSE"]
+    terminal, keyboard = pty.openpty()
+    resume = subprocess.Popen(
+        home.command("resume", run["run_id"], "--json"), env=home.env, stdin=keyboard,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(keyboard)
+    try:
+        os.write(terminal, b"y\n")
+        out, err = resume.communicate(timeout=120)
+    finally:
+        os.close(terminal)
+    assert resume.returncode == 0, err
+    assert "append_line(text='alpha')" in err, err
+    assert "was running when the process stopped; it may have taken effect" in err
+    assert "Allow it?" in err
+    done = json.loads(out)
+    assert (done["status"], done["answer"]) == ("finished", "done")
+    assert home.lines() == ["alpha", "alpha", "beta", "gamma"]  # the person said run it again
