@@ -146,7 +146,7 @@ def _shape(steps: list[dict[str, Any]]) -> list[tuple[int, str | None, str | Non
 def _one_seed(seed: int, make: Callable[[str], Home], full_s: float) -> str:
     """Kill, inspect, resume (deciding if asked) one run; returns what the kill hit."""
     home, rng = make(f"seed-{seed}"), random.Random(seed)
-    delay = rng.uniform(0.0, full_s)
+    delay = rng.uniform(0.0, 0.75 * full_s)  # the rest is the answer and the exit
     child = home.start()
     deadline = time.monotonic() + 60
     while not home.db.exists() and child.poll() is None and time.monotonic() < deadline:
