@@ -253,6 +253,15 @@ class Checkpoint:
     completed: Mapping[str, Completed] = field(default_factory=dict)
     """What those calls returned, by :attr:`PendingCall.id`, recorded right after each ran."""
 
+    @property
+    def cut_short(self) -> tuple[str, ...]:
+        """The calls with side effects the journal shows started and not completed, by id:
+        if the run stopped here, each may have taken effect (SPEC R1)."""
+        if not self.executing:
+            return ()
+        started = (key for key, decision in self.decisions.items() if decision is True)
+        return tuple(key for key in started if key not in self.completed)
+
     def to_json(self) -> JSONObject:
         return {
             "schema_version": self.schema_version,

@@ -176,6 +176,10 @@ def test_an_interrupted_side_effect_waits_for_a_person_never_a_policy_or_an_auto
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=10)
     run_id = _only_run()
+    shown = subprocess.run([sys.executable, "-m", "tao", "runs", "show", run_id],
+                           env={**program.env, "COLUMNS": "200"}, capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert "was running when the process stopped; it may have taken effect" in shown.stdout
 
     paused = program.resume(run_id, POLICY="1")  # policy and auto approver: neither may say yes
     assert paused["status"] == "awaiting_approval"
