@@ -283,3 +283,110 @@ def test_a_global_provider_the_program_set_is_used_without_any_variable(
     assert sorted(span.name for span in spans if span.name.startswith("execute_tool")) == [
         "execute_tool calculator"
     ]
+
+
+def _exporting(receiver: OtlpReceiver) -> Any:
+    """A provider of the test's own, sending each span to the receiver as it ends."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    exporter = OTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces")
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
+
+
+def test_a_paused_run_and_its_resume_are_two_traces_of_one_conversation_S3(
+    replay: Replay, receiver: OtlpReceiver
+) -> None:
+    from tao import Agent, Status, tool
+    from tao.policy import Policy
+    from tao.telemetry.otel import OpenTelemetry
+
+    @tool(effects="deletes")
+    def delete_log(path: str) -> str:
+        """Delete a log file."""
+        return f"deleted {path}"
+
+    script = replay(["Thought: clean up.\nAction: delete_log[old.log]", "Action: finish[done]"])
+    agent = Agent(f"replay:{script}", [delete_log], record=False, policy=Policy())
+    provider = _exporting(receiver)
+    agent.telemetry = OpenTelemetry(provider)
+    paused = agent.run("clean up")
+    assert paused.status is Status.AWAITING_APPROVAL
+    done = agent.resume(paused, approve=True)
+    assert done.status is Status.FINISHED
+    provider.shutdown()
+    spans = list(receiver.spans)
+    first, second = sorted(
+        (span for span in spans if span.name == "invoke_agent tao"), key=lambda s: s.start_ns
+    )
+    assert first.trace_id != second.trace_id
+    assert first.attributes["gen_ai.conversation.id"] == paused.run_id
+    assert second.attributes["gen_ai.conversation.id"] == paused.run_id
+    assert first.attributes["tao.run.status"] == "awaiting_approval"
+    assert first.attributes["tao.run.pending_tools"] == ["delete_log"]
+    assert first.attributes["tao.run.resumed"] is False
+    assert (second.attributes["tao.run.resumed"], second.attributes["tao.run.status"]) == (
+        True,
+        "finished",
+    )
+    (asked,) = _children(spans, first)
+    assert [c.name for c in _children(spans, asked)] == [f"chat {script}"]  # no tool ran
+    resumed, answered = _children(spans, second)
+    assert resumed.attributes["tao.step.index"] == 1  # the same step, continued
+    (deleting,) = _children(spans, resumed)  # the reply came from the checkpoint: no chat
+    assert deleting.name == "execute_tool delete_log"
+    assert deleting.attributes["tao.tool.effects"] == ["deletes"]
+    assert [c.name for c in _children(spans, answered)] == [f"chat {script}"]
+
+
+def test_a_run_cancelled_from_another_thread_still_ends_its_spans_R2(
+    receiver: OtlpReceiver,
+) -> None:
+    import threading
+    import time
+
+    from tests.fakes.models import CalculatorScript
+
+    from tao import Agent, Status
+    from tao.telemetry.otel import OpenTelemetry
+
+    two_steps = threading.Event()
+
+    class Watch:
+        def on_start(self, result: Any) -> None:
+            pass
+
+        def on_step(self, result: Any, step: Any) -> None:
+            if len(result.steps) >= 2:
+                two_steps.set()
+
+        def on_finish(self, result: Any) -> None:
+            pass
+
+    agent = Agent(CalculatorScript(1_000, pause_s=0.05), ["calc"], record=False, max_steps=999)
+    provider = _exporting(receiver)
+    agent.telemetry = OpenTelemetry(provider)
+    handle = agent.start("Add the numbers.", observers=[Watch()])
+    assert two_steps.wait(30)
+    handle.cancel()
+    result = handle.result(timeout=10)
+    assert result.status is Status.CANCELLED
+    time.sleep(0.3)  # the model call in flight returns, and the driver stops
+    provider.shutdown()
+    spans = list(receiver.spans)
+    run = _one(spans, "invoke_agent tao")
+    assert run.attributes["tao.run.status"] == "cancelled"
+    steps = _children(spans, run)
+    assert {step.name for step in steps} == {"tao.step"}
+    assert len(steps) >= len(result.steps) >= 2
+    assert all(step.end_ns <= run.end_ns for step in steps)  # ended with the run, at cancel()
+    # A call in flight at cancel() ends later, still under its step.
+    assert all(
+        span.parent_id in {s.span_id for s in steps}
+        for span in spans
+        if span.name == "chat scripted"
+    )
+    assert {span.trace_id for span in spans} == {run.trace_id}

@@ -62,7 +62,8 @@ def run_start(result: RunResult, capture: bool) -> Attributes:
         "gen_ai.provider.name": provider,
         "gen_ai.request.model": model,
         "tao.run.id": result.run_id,
-        "tao.run.resumed": bool(result.steps),
+        # A continued run (tao resume) ran before: it has steps, or a duration from its pause.
+        "tao.run.resumed": bool(result.steps) or result.duration_s > 0,
     }
     if capture:
         attributes["gen_ai.input.messages"] = _messages([{"role": "user", "content": result.task}])

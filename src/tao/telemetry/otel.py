@@ -114,7 +114,10 @@ class RunSpans:
         self._tracer, self._capture, self._parent = tracer, capture, parent
         self._lock = threading.Lock()
         self._run: Span | None = None
+        self._ended = False
         self._step: Span | None = None
+        #: The step that ended last: where a call still in flight after ``cancel()`` belongs.
+        self._last: Span | None = None
         self._index: int | None = None
         self._steps: list[Step] = []
         self._model = ""
@@ -160,7 +163,7 @@ class RunSpans:
 
     def _enter(self, index: int) -> None:
         """Open the span of turn ``index`` (ending the one before), unless it is open."""
-        if index == self._index or self._run is None:
+        if index == self._index or self._run is None or self._ended:
             return
         self._leave()
         self._index = index
@@ -175,6 +178,7 @@ class RunSpans:
         self._step, self._steps = None, []
         if step is None:
             return
+        self._last = step
         if steps:
             step.set_attributes(attrs.step_end(steps))
             if steps[0].kind is StepKind.MODEL_ERROR:
@@ -182,15 +186,17 @@ class RunSpans:
         step.end()
 
     def _close(self) -> Span | None:
+        """End the open step; the run's span, if it is still to be ended (once)."""
         with self._lock:
             self._leave()
-            run, self._run = self._run, None
-        return run
+            ended, self._ended = self._ended, True
+        return None if ended else self._run
 
     def _inside(self) -> otel_context.Context:
-        """The context a model or tool call's span is made in: its step (or the run)."""
+        """The context a model or tool call's span is made in: its step (also once it ended:
+        a call still in flight after ``cancel()`` stays where it belongs)."""
         with self._lock:
-            span = self._step or self._run
+            span = self._step or self._last or self._run
         return trace.set_span_in_context(span, self._parent) if span else self._parent
 
     # -- model and tool calls ----------------------------------------------------------------
