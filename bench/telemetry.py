@@ -4,7 +4,8 @@ A zero-latency scripted model asks the calculator at every step; the run is not 
 (``record=False``), so what is timed is the loop, the tool and, when on, the spans (a run,
 each step, each model call and each tool call) handed to a real SDK ``TracerProvider``
 whose ``BatchSpanProcessor`` exports to an exporter that drops them (no network in the
-timing). Prints the median per-step time of each and the difference.
+timing). Prints the median per-step time of each, the difference, and what three bare
+SDK spans cost on the same machine (most of the difference is the SDK's own price).
 
     python bench/telemetry.py [--steps 200] [--repeat 7] [--json]
 """
@@ -54,6 +55,20 @@ def per_step_s(steps: int, telemetry: OpenTelemetry | None) -> float:
     return elapsed / steps
 
 
+def bare_spans_us(provider: TracerProvider, rounds: int = 2_000) -> float:
+    """The SDK's own price for three spans of a step (a parent and two children, a few
+    attributes each), with nothing of tao: what any instrumentation pays."""
+    tracer = provider.get_tracer("bench")
+    started = time.perf_counter()
+    for index in range(rounds):
+        with tracer.start_as_current_span("step", attributes={"index": index}):
+            for name in ("chat", "tool"):
+                span = tracer.start_span(name, attributes={"a": 1, "b": "x", "c": 0.0})
+                span.set_attributes({"d": 1, "e": 2})
+                span.end()
+    return (time.perf_counter() - started) / rounds * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -69,6 +84,7 @@ def main() -> None:
     for _ in range(args.repeat):  # interleaved, so a busy moment hits both alike
         off.append(per_step_s(args.steps, None))
         on.append(per_step_s(args.steps, telemetry))
+    bare = statistics.median(bare_spans_us(provider) for _ in range(3))
     provider.shutdown()
     row = {
         "steps": args.steps,
@@ -76,6 +92,7 @@ def main() -> None:
         "off_us_per_step": statistics.median(off) * 1e6,
         "on_us_per_step": statistics.median(on) * 1e6,
         "spans_exported": exporter.count,
+        "bare_sdk_3_spans_us": bare,
     }
     row["spans_cost_us_per_step"] = row["on_us_per_step"] - row["off_us_per_step"]
     if args.json:
@@ -85,6 +102,7 @@ def main() -> None:
     print(f"  telemetry off  {row['off_us_per_step']:8.1f} µs")
     print(f"  telemetry on   {row['on_us_per_step']:8.1f} µs  ({exporter.count} spans exported)")
     print(f"  spans cost     {row['spans_cost_us_per_step']:8.1f} µs a step")
+    print(f"  (the SDK alone: {bare:.1f} µs for three bare spans on this machine)")
 
 
 if __name__ == "__main__":
