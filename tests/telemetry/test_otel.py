@@ -8,11 +8,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.models import CalculatorScript
 from tests.fakes.otlp import OtlpReceiver, ReceivedSpan
 
 Replay = Callable[[list[Any]], Path]
@@ -345,10 +348,6 @@ def test_a_paused_run_and_its_resume_are_two_traces_of_one_conversation_S3(
 def test_a_run_cancelled_from_another_thread_still_ends_its_spans_R2(
     receiver: OtlpReceiver,
 ) -> None:
-    import threading
-    import time
-
-    from tests.fakes.models import CalculatorScript
 
     from tao import Agent, Status
     from tao.telemetry.otel import OpenTelemetry
@@ -390,3 +389,31 @@ def test_a_run_cancelled_from_another_thread_still_ends_its_spans_R2(
         if span.name == "chat scripted"
     )
     assert {span.trace_id for span in spans} == {run.trace_id}
+
+
+def test_a_run_log_that_fails_mid_run_ends_the_run_span_with_its_error_R4(
+    tmp_path: Path, receiver: OtlpReceiver
+) -> None:
+    """The run log fills up (SQLite's page limit: a full disk): the run stops with a
+    StoreError, and its spans still end, the run's with that error."""
+    from tao import Agent
+    from tao.errors import StoreError
+    from tao.store import Store
+    from tao.telemetry.otel import OpenTelemetry
+
+    provider = _exporting(receiver)
+    with Store.open(tmp_path / "tao.db") as store:
+        with store._read() as conn:
+            row = conn.execute("PRAGMA page_count").fetchone()
+            conn.execute(f"PRAGMA max_page_count = {int(row[0]) + 3:d}")
+        agent = Agent(CalculatorScript(400), ["calc"], record=store, max_steps=401)
+        agent.telemetry = OpenTelemetry(provider)
+        with pytest.raises(StoreError):
+            agent.run("Fill the disk.")
+    provider.shutdown()
+    spans = list(receiver.spans)
+    run = _one(spans, "invoke_agent tao")
+    assert run.status_code == "ERROR" and run.attributes["error.type"] == "StoreError"
+    assert "is full" in run.status_message
+    assert {span.trace_id for span in spans} == {run.trace_id}
+    assert all(step.end_ns <= run.end_ns for step in _children(spans, run))
