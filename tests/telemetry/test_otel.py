@@ -122,6 +122,7 @@ def test_a_failing_model_call_is_an_error_span_and_so_is_the_run(
     run = _one(spans, "invoke_agent tao")
     assert run.status_code == "ERROR" and "no reply left" in run.status_message
     assert run.attributes["tao.run.status"] == "error"
+    assert run.attributes["error.type"] == "model_error"
     last = _children(spans, run)[-1]
     assert last.attributes["tao.step.kind"] == "model_error" and last.status_code == "ERROR"
     (chat,) = _children(spans, last)
@@ -417,3 +418,22 @@ def test_a_run_log_that_fails_mid_run_ends_the_run_span_with_its_error_R4(
     assert "is full" in run.status_message
     assert {span.trace_id for span in spans} == {run.trace_id}
     assert all(step.end_ns <= run.end_ns for step in _children(spans, run))
+
+
+def test_a_spent_budget_is_the_runs_status_and_stop_reason_not_an_error_L5(
+    replay: Replay, receiver: OtlpReceiver
+) -> None:
+    from tao import Agent, Status
+    from tao.telemetry.otel import OpenTelemetry
+
+    script = replay(["Thought: add.\nAction: calculator[2+2]", "Action: finish[4]"])
+    agent = Agent(f"replay:{script}", ["calc"], record=False, max_tokens=10)
+    provider = _exporting(receiver)
+    agent.telemetry = OpenTelemetry(provider)
+    result = agent.run("What is 2 + 2?")
+    provider.shutdown()
+    assert result.status is Status.MAX_STEPS and result.stop_reason
+    run = _one(list(receiver.spans), "invoke_agent tao")
+    assert run.attributes["tao.run.status"] == "max_steps"
+    assert run.attributes["tao.run.stop_reason"] == result.stop_reason
+    assert run.status_code == "UNSET"

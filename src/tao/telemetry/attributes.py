@@ -22,7 +22,7 @@ from tao.redacted import redact_json
 from tao.trace import RunResult, Step
 
 #: An attribute value as OpenTelemetry takes it.
-Value = str | bool | int | float | Sequence[str]
+Value = str | bool | int | float | Sequence[str] | Sequence[int]
 Attributes = dict[str, Value]
 
 #: The switch the GenAI conventions name for recording prompts, replies and tool payloads.
@@ -102,7 +102,7 @@ def step_end(steps: Sequence[Step]) -> Attributes:
         attributes["tao.step.tools"] = tools
     repeats = [step.repeat_of for step in steps if step.repeat_of is not None]
     if repeats:
-        attributes["tao.step.repeat_of"] = [str(index) for index in repeats]
+        attributes["tao.step.repeat_of"] = repeats
     return attributes
 
 

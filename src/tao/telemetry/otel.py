@@ -143,8 +143,8 @@ class RunSpans:
         if run is None:
             return
         run.set_attributes(attrs.run_end(result, self._capture))
-        if result.status is Status.ERROR:
-            run.set_attribute("error.type", "run_error")
+        if result.status is Status.ERROR:  # the backend failed (a budget or a pause is no error)
+            run.set_attribute("error.type", "model_error")
             run.set_status(StatusCode.ERROR, attrs.error_text(result.error or "the run failed"))
         run.end()
 
