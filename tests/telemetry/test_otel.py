@@ -437,3 +437,15 @@ def test_a_spent_budget_is_the_runs_status_and_stop_reason_not_an_error_L5(
     assert run.attributes["tao.run.status"] == "max_steps"
     assert run.attributes["tao.run.stop_reason"] == result.stop_reason
     assert run.status_code == "UNSET"
+
+
+def test_otel_sdk_disabled_turns_the_export_off_even_with_an_endpoint(
+    replay: Replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tao import Agent
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    agent = Agent(f"replay:{replay(['Action: finish[4]'])}", record=False)
+    assert agent.telemetry is None
+    assert agent.run("hi").answer == "4"
