@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from tao import telemetry
 from tao.act import Approver, Executor, Outcome, call_tool
 from tao.driver import Driver, ignore
 from tao.events import Event, FinalEvent
@@ -42,7 +41,7 @@ from tao.policy import Policy
 from tao.protocol.labels import Labels
 from tao.runs import Start, begin, build_setup, describe_error, reopen
 from tao.state import Checkpoint, Decision, RunConfig
-from tao.telemetry import Telemetry
+from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult, Status
 
@@ -90,7 +89,7 @@ class Agent:
         self._memory: dict[str, Checkpoint] = {}
         #: Where runs send their spans (OpenTelemetry, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
         #: set or the program set a global TracerProvider); ``None``: nowhere, at no cost.
-        self.telemetry: Telemetry | None = telemetry.from_environment()
+        self.telemetry: Telemetry | None = from_environment()
 
     @property
     def labels(self) -> Labels:
