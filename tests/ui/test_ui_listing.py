@@ -17,7 +17,7 @@ from typing import Any
 from tao.state import EvalTag, RunConfig
 from tao.store import Store
 from tao.trace import RunResult, Status, Step, StepKind
-from tao.ui import listing, pages
+from tao.ui import pages
 
 WIDTHS = (1280, 800)
 LONG_TASK = "Summarise " + "every chapter of the very long handbook " * 12 + "THE-END"
@@ -112,13 +112,21 @@ def test_search_filter_and_pages_by_typing_and_clicking_M3(ui: Any, page: Any) -
     page.get_by_label("Status").select_option("error")
     page.wait_for_url(re.compile(r"status=error"))
     assert rows.count() == 13
+    with Store.open() as store:  # a new matching run appears live; the filters still hold
+        _record(store, "0193ffff0001", "readme, live", started_at=1_800_000_000.0,
+                status=Status.ERROR)  # fmt: skip
+        _record(store, "0193ffff0002", "readme, finished", started_at=1_800_000_001.0)
+    page.locator('tr[data-run="0193ffff0001"]').wait_for(timeout=10_000)
+    assert rows.count() == 14
+    assert page.locator('tr[data-run="0193ffff0002"]').count() == 0
     page.get_by_label("Model").select_option("local")
     page.wait_for_url(re.compile(r"model=local"))
     assert page.get_by_label("Search tasks").input_value() == "readme"  # the filters stay
-    assert rows.count() == 0
+    assert [row.get_attribute("data-run") for row in rows.all()] == ["0193ffff0001"]
     page.get_by_role("link", name="Clear").click()
     page.wait_for_url(re.compile(r"/$"))
     assert rows.count() == 25
+    assert "Page 1 of 2 · 44 runs" in page.locator(".pager").inner_text()
 
 
 def test_a_bad_filter_is_a_clear_400_M3(ui: Any) -> None:
@@ -150,6 +158,7 @@ def test_an_eval_run_shows_its_benchmark_question_and_gold_answer_M3(ui: Any, pa
                   "gold answer <b>Richard Nixon</b>", "strategy react"):  # fmt: skip
         assert words in " ".join(head.split()), head
     assert page.locator(".run-head .eval-tag b b").count() == 0  # the gold is text (S9)
+    assert page.locator(".run-head .cost").inner_text().endswith("· cost unknown")
 
 
 @dataclass
@@ -234,5 +243,5 @@ def test_a_known_cost_is_shown_in_dollars_and_a_missing_one_as_unknown_M3() -> N
     for value in (None, "0.1", True, -1.0):
         assert pages.cost_usd(_Priced(value)) is None
     assert pages.cost_usd(object()) is None
-    assert listing.cost_text(_Priced(0.0123)) == "$0.0123"
-    assert listing.cost_text(_Priced(None)) == "unknown"
+    assert pages.cost_text(_Priced(0.0123)) == "$0.0123"
+    assert pages.cost_text(_Priced(None)) == "unknown"

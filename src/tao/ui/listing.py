@@ -67,12 +67,6 @@ class Filters:
         return f"/?{query}" if query else "/"
 
 
-def cost_text(run: object) -> str:
-    """``$0.0123``, or ``unknown`` when the run log has no cost for the run (never a guessed 0)."""
-    cost = pages.cost_usd(run)
-    return "unknown" if cost is None else f"${cost:.4f}"
-
-
 def index_body(
     listing: RunPage,
     filters: Filters,
@@ -162,7 +156,7 @@ def _row(summary: RunSummary, prefix: str) -> str:
         f'<td class="c-steps num">{summary.steps}</td>'
         f'<td class="c-tokens num">{summary.tokens:,}</td>'
         f'<td class="c-duration num">{e(format_seconds(summary.duration_s))}</td>'
-        f'<td class="c-cost num">{e(cost_text(summary))}</td>'
+        f'<td class="c-cost num">{e(pages.cost_text(summary))}</td>'
         f'<td class="c-model" title="{e(summary.model)}">{e(summary.model)}</td>'
         f'<td class="c-task" title="{e(summary.task)}"><a href="{link}">{e(summary.task)}</a>'
         f"{eval_line}</td></tr>"

@@ -98,6 +98,12 @@ def cost_usd(run: object) -> float | None:
     return None
 
 
+def cost_text(run: object) -> str:
+    """``$0.0123``, or ``unknown`` when the run log has no cost for the run (never a guessed 0)."""
+    cost = cost_usd(run)
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
 def eval_words(tag: EvalTag) -> str:
     """``hotpotqa question 5a8b…, gold answer: yes (react)``: an eval run's tag in words."""
     strategy = f" ({tag.strategy})" if tag.strategy else ""
@@ -191,10 +197,8 @@ def run_body(
     """Header, the pending call (if any), every step, and how the run ended."""
     labels = labels_for(result.lang)
     cost = run_costs(result, summary.status, summary.duration_s)
-    money = cost_usd(summary)
-    if money is None:
-        money = cost_usd(result)
-    cost += f" · {'unknown cost' if money is None else f'${money:.4f}'}"
+    known = summary if cost_usd(summary) is not None else result
+    cost += f" · cost {cost_text(known)}"
     parts = [
         f"""<section class="run-head" data-status="{e(summary.status)}">
   <h1>{e(result.task)}</h1>
