@@ -60,6 +60,7 @@ def test_without_a_person_the_run_pauses_and_resumes_on_approval_S3(replay: Repl
             "arguments": {"path": "old.log"},
             "effects": ["deletes"],
             "preview": None,
+            "interrupted": False,
         }
     ]
     done = agent.resume(paused, approve=True)
@@ -228,9 +229,12 @@ KILLABLE = textwrap.dedent(
 )
 
 
-def test_sigkill_during_a_side_effect_never_runs_it_twice_S3(
-    replay: Replay, tmp_path: Path, tao_home: Path
+def test_sigkill_during_a_side_effect_puts_it_to_a_person_never_runs_it_twice_S3_R1(
+    replay: Replay, tmp_path: Path, tao_home: Path, tao_cli: Any
 ) -> None:
+    """R1: killed while the invoice was being sent, the run does not send it again on resume,
+    even with an approver that says yes to everything: it waits for a person, who is told the
+    invoice may have gone out; denied, the model hears the same."""
     script = replay(["Action: send_invoice[ACME]", "Action: finish[invoiced]"])
     program, log = tmp_path / "agent.py", tmp_path / "sent.log"
     program.write_text(KILLABLE)
@@ -255,17 +259,31 @@ def test_sigkill_during_a_side_effect_never_runs_it_twice_S3(
     )
     (run,) = json.loads(listing.stdout)
     assert run["status"] == "interrupted"
-    resumed = subprocess.run(
-        [sys.executable, str(program), str(script), str(log), run["run_id"]],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+
+    def resume() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, str(program), str(script), str(log), run["run_id"]]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+    paused = resume()  # the approver says yes to everything: it is not asked
+    assert paused.returncode == 0, paused.stderr
+    assert "awaiting_approval" in paused.stdout
+    assert log.read_text() == "ACME\n"  # sent once, not twice
+    shown = tao_cli("runs", "show", run["run_id"], "--json").json()
+    (call,) = shown["pending"]
+    assert (call["tool"], call["arguments"], call["interrupted"]) == (
+        "send_invoice", {"customer": "ACME"}, True
     )
+    told = tao_cli("runs", "show", run["run_id"]).stdout
+    assert "was running when the process stopped; it may have taken effect" in told
+    assert tao_cli("runs", "deny", run["run_id"], "--reason", "it went out").returncode == 0
+    resumed = resume()
     assert resumed.returncode == 0, resumed.stderr
     assert "finished invoiced" in resumed.stdout
-    assert log.read_text() == "ACME\n"  # sent once, not twice
-    assert "it may or may not have taken effect, and it was not run again" in resumed.stdout
+    assert log.read_text() == "ACME\n"
+    assert (
+        "send_invoice was running when the run stopped, and it may have taken effect; a person "
+        "chose not to run it again: it went out. Check before retrying."
+    ) in resumed.stdout
 
 
 # -- a run log written by tao 0.1 resumes (issue 11) --------------------------------------------

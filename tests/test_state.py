@@ -8,7 +8,7 @@ import pytest
 
 from tao.errors import StateError
 from tao.models.base import ModelReply, ToolCall
-from tao.state import Checkpoint, EvalTag, PendingCall, RunConfig, call_digest
+from tao.state import Checkpoint, Completed, EvalTag, PendingCall, RunConfig, call_digest
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:
@@ -100,3 +100,27 @@ def test_a_checkpoint_from_a_newer_tao_or_corrupt_is_a_state_error() -> None:
         Checkpoint.from_json({"schema_version": 99})
     with pytest.raises(StateError, match="checkpoint is not valid"):
         Checkpoint.from_json({"schema_version": 1, "reply": {"no_text": 1}})
+
+
+def test_the_journal_round_trips_and_a_v1_checkpoint_still_loads_R1() -> None:
+    """v2 adds the journal's second half (``completed``) and ``PendingCall.interrupted``; a
+    checkpoint written by v1 (no completion records) loads with none, its call unmarked."""
+    call = PendingCall(
+        step=2, position=0, tool="send_invoice", arguments={"to": "ACME"}, interrupted=True
+    )
+    checkpoint = Checkpoint(
+        step=2,
+        reply=ModelReply(text="Action: send_invoice[ACME]"),
+        pending=(call,),
+        executing=True,
+        completed={"s2c1-abc": Completed(observation="sent", duration_s=0.5, source=None)},
+    )
+    data = json.loads(json.dumps(checkpoint.to_json()))
+    assert data["schema_version"] == 2 and data["pending"][0]["interrupted"] is True
+    assert Checkpoint.from_json(data) == checkpoint
+    assert call.warning is not None and "may have taken effect" in call.warning
+    v1 = {**data, "schema_version": 1, "pending": [{**data["pending"][0]}]}
+    del v1["completed"], v1["pending"][0]["interrupted"]
+    old = Checkpoint.from_json(v1)
+    assert old.executing and old.completed == {} and not old.pending[0].interrupted
+    assert old.pending[0].id == call.id and old.pending[0].warning is None

@@ -17,6 +17,7 @@ from typing import Literal
 from tao.errors import ToolError
 from tao.jsontypes import JSONObject
 from tao.redact import redact
+from tao.state import PendingCall
 from tao.tools.base import Tool, cut, normal_name
 from tao.tools.limits import TimedOut, run_with_limit
 from tao.trace import StepKind
@@ -25,6 +26,23 @@ from tao.trace import StepKind
 Executor = Callable[[Tool, JSONObject], str]
 #: Decides on a call with side effects: ``True`` runs it, ``False`` or a reason refuses it.
 Approver = Callable[[Tool, JSONObject], "bool | str"]
+#: A person deciding on the waiting call they are shown (its id, whether a crash cut it short).
+Ask = Callable[[Tool, JSONObject, PendingCall], "bool | str"]
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """An approver that is a person (a terminal prompt, a form), not a rule.
+
+    Only a person is asked whether to run again a call that was running when its
+    process stopped (SPEC R1): it may have taken effect, and a plain :data:`Approver`
+    may be a rule that says yes to everything. ``ask`` is given the waiting call;
+    ``call.interrupted`` is what to tell the person.
+
+        agent = Agent(..., approve=Person(lambda tool, arguments, call: input("ok? ") == "y"))
+    """
+
+    ask: Ask
 
 
 def call_tool(tool: Tool, arguments: JSONObject) -> str:
@@ -122,26 +140,21 @@ def needs_approval(ready: Ready) -> bool:
     return not ready.tool.read_only
 
 
-def refuse(ready: Ready, decision: bool | str | None) -> Outcome:
-    """The Observation for a call a person denied (with their reason, if they gave one)."""
+def refuse(ready: Ready, decision: bool | str | None, interrupted: bool = False) -> Outcome:
+    """The Observation for a call a person denied (with their reason, if they gave one).
+
+    ``interrupted``: it was running when the process stopped (SPEC R1), so the model is
+    told it may have taken effect even though it was not run again."""
     reason = f": {decision}" if isinstance(decision, str) and decision.strip() else ""
-    effects = ", ".join(ready.tool.effects)
-    return _not_run(
-        ready, f"a person denied {ready.tool.name} ({effects}){reason}. It was not run."
-    )
-
-
-def interrupted(ready: Ready) -> Outcome:
-    """A call with side effects that was running when the process died: never run twice."""
-    return _not_run(
-        ready,
-        f"the run stopped while {ready.tool.name} was running; it may or may not have "
-        "taken effect, and it was not run again. Check before retrying.",
-    )
-
-
-def _not_run(ready: Ready, why: str) -> Outcome:
-    return Outcome(StepKind.ACTION, f"Error: {why}", ready.tool.name, ready.arguments)
+    name, effects = ready.tool.name, ", ".join(ready.tool.effects)
+    if interrupted:
+        why = (
+            f"{name} was running when the run stopped, and it may have taken effect; a person "
+            f"chose not to run it again{reason}. Check before retrying."
+        )
+    else:
+        why = f"a person denied {name} ({effects}){reason}. It was not run."
+    return Outcome(StepKind.ACTION, f"Error: {why}", name, ready.arguments)
 
 
 def time_limit(ready: Ready, run: Executor, timeout_s: float | None) -> float | None:

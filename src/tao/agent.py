@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, call_tool
+from tao.act import Approver, Executor, Outcome, Person, call_tool
 from tao.driver import Driver, ignore
 from tao.events import Event, FinalEvent
 from tao.exchange import (
@@ -64,7 +64,7 @@ class Agent:
         tools: Sequence[ToolSpec] | None = None,
         *,
         config: RunConfig | None = None,
-        approve: Approver | None = None,
+        approve: Approver | Person | None = None,
         ask: Callable[[str], str] | None = None,
         executor: Executor | None = None,
         record: bool | Store = True,

@@ -23,7 +23,7 @@ from tao.state import Decision, PendingCall
 from tao.trace import Status
 
 if TYPE_CHECKING:
-    from tao.act import Approver, Executor
+    from tao.act import Approver, Executor, Person
     from tao.agent import Agent
     from tao.store import Store
     from tao.trace import RunObserver, RunResult
@@ -97,7 +97,7 @@ def agent_for_run(
     run_id: str,
     *,
     store: Store | None = None,
-    approve: Approver | None = None,
+    approve: Approver | Person | None = None,
     executor: Executor | None = None,
 ) -> Agent:
     """Rebuild the agent a run was started with, from its recorded :class:`RunConfig`.
@@ -129,7 +129,7 @@ def resume_run(
     *,
     store: Store | None = None,
     observers: Sequence[RunObserver] = (),
-    approve: Approver | None = None,
+    approve: Approver | Person | None = None,
 ) -> RunResult:
     """Continue a paused or interrupted run in this process, with its recorded decisions."""
     log = _open(store)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tao.act import Outcome, Ready, call_tool, execute
+from tao.act import Approver, Outcome, Person, Ready, call_tool, execute
 from tao.children import kill_all
 from tao.errors import FatalError
 from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
@@ -31,7 +31,7 @@ from tao.exchange import (
 from tao.loop import Loop
 from tao.output import typed
 from tao.runs import Start
-from tao.state import Decision
+from tao.state import Decision, PendingCall
 from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
@@ -148,18 +148,18 @@ class Driver:
         """Side effects need a yes for this exact call: a policy rule or a person (SPEC S3).
 
         ``None`` means nobody can decide now (no terminal): the run pauses, and the
-        person who decides later is shown the preview (a diff).
+        person who decides later is shown the preview (a diff). A call that was running
+        when its process stopped is never pre-approved by a policy rule (SPEC R1).
         """
         agent, decisions, previews = self.agent, [], []
         for ready, pending in zip(request.calls, request.pending, strict=True):
             decision: Decision | None = None
             preview = _preview(ready)
-            if agent.policy.allows(ready.tool, ready.arguments):
+            if not pending.interrupted and agent.policy.allows(ready.tool, ready.arguments):
                 decision = True
             else:
                 self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
-                if agent.approve is not None:
-                    decision = agent.approve(ready.tool, ready.arguments)
+                decision = _ask(agent.approve, ready, pending)
             decisions.append(decision)
             previews.append(preview)
         return ApprovalAnswer(tuple(decisions), tuple(previews))
@@ -203,6 +203,16 @@ class Driver:
             if self.tracing is not None:
                 self.tracing.abandon(error)
             raise
+
+
+def _ask(approver: Approver | Person | None, ready: Ready, call: PendingCall) -> Decision | None:
+    """A person may decide on any call; an approver that may be a rule is not asked whether
+    to run again a call that may already have taken effect (SPEC R1): that run pauses."""
+    if isinstance(approver, Person):
+        return approver.ask(ready.tool, ready.arguments, call)
+    if approver is None or call.interrupted:
+        return None
+    return approver(ready.tool, ready.arguments)
 
 
 def _preview(ready: Ready) -> str | None:

@@ -12,7 +12,9 @@ in, and everything else is a request its driver answers.
 The requests and answers are the typed events of :mod:`tao.exchange`; the
 generator returns an :class:`Ending`. Given a :class:`~tao.state.Checkpoint`
 back, it continues from exactly there, in another process if need be, and never
-runs a call with side effects twice (SPEC S3).
+runs a call with side effects twice unless a person says so (SPEC S3, R1): such calls
+are journaled before they run and right after, and one the journal shows started but
+not completed goes back to a person.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
-from tao.act import Outcome, Ready, interrupted, needs_approval, prepare, refuse
+from tao import journal
+from tao.act import Outcome, Ready, needs_approval, prepare, refuse
 from tao.budget import Budget
 from tao.exchange import (
     Answer,
@@ -85,23 +88,24 @@ class _Run:
 
     def checkpoint(
         self,
-        *,
-        step: int | None = None,
+        turn: Turn | None = None,
         reply: ModelReply | None = None,
+        *,
         pending: tuple[PendingCall, ...] = (),
-        decisions: dict[str, Decision] | None = None,
         executing: bool = False,
     ) -> SaveCheckpoint:
-        """Where the run stands now; the transcript is copied by reference (append-only)."""
+        """Where the run stands now (inside ``turn``, acting on ``reply``, or between
+        steps); the transcript is copied by reference (append-only)."""
         return SaveCheckpoint(
             Checkpoint(
                 messages=tuple(self.messages),
                 elapsed_s=self.elapsed(),
-                step=step,
+                step=turn.index if turn is not None else None,
                 reply=reply,
                 pending=pending,
-                decisions=decisions or {},
+                decisions=dict(turn.decisions) if turn is not None else {},
                 executing=executing,
+                completed=dict(turn.completed) if turn is not None else {},
             )
         )
 
@@ -132,6 +136,8 @@ def react(
     else:
         run.started -= resume.elapsed_s
         run.messages = list(resume.messages)
+        if history and history[-1].kind is StepKind.FINAL:  # killed after its answer was stored
+            return Ending(Status.FINISHED, answer=history[-1].argument)
     while True:
         if resume is not None and resume.reply is not None and resume.step is not None:
             turn: Turn | Ending = _resumed(run, resume)
@@ -163,6 +169,8 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     turn.decisions.update(resume.decisions)
     turn.shown.update((call.id, call.preview) for call in resume.pending)
     turn.executing = resume.executing
+    turn.completed.update(resume.completed)
+    turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
     return turn
 
 
@@ -198,7 +206,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
 
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
-    setup, decisions, shown = run.setup, turn.decisions, turn.shown
+    setup, decisions = run.setup, turn.decisions
     reply = kept_reply(setup, turn.answer.reply)
     parsed = parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
@@ -219,28 +227,19 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
-    waiting = yield from _approve(gated, ready, decisions, shown)
+    runnable, journaled = dict(ready), journal.read(turn, gated, ready)
+    outcomes.update(journaled)
+    waiting = yield from _approve(gated, ready, decisions, turn.shown)
     if waiting:
-        yield run.checkpoint(
-            step=turn.index, reply=reply, pending=waiting, decisions=dict(decisions)
-        )
+        yield run.checkpoint(turn, reply, pending=waiting)
         return Ending(Status.AWAITING_APPROVAL, pending=waiting)
     for i, call in gated.items():
         if decisions[call.id] is not True:
-            outcomes[i] = refuse(ready.pop(i), decisions[call.id])
-        elif turn.executing:  # killed while it ran: never run it a second time
-            outcomes[i] = interrupted(ready.pop(i))
-    if any(i in ready for i in gated):  # written before any side effect happens
-        yield run.checkpoint(
-            step=turn.index, reply=reply, decisions=dict(decisions), executing=True
-        )
-    previews = tuple(shown.get(gated[i].id) if i in gated else None for i in ready)
-    left = run.budget.max_seconds - run.elapsed()
-    done = (yield RunTools(turn.index, tuple(ready.values()), previews, left)) if ready else []
-    assert isinstance(done, Sequence)
-    outcomes.update(zip(ready, done, strict=True))
-    for i, ran in ready.items():
-        run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
+            outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
+    outcomes.update((yield from _run_tools(run, turn, reply, ready, gated)))
+    for i, ran in runnable.items():
+        if i in ready or i in journaled:
+            run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
     run.repeats.count += len(earlier)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
@@ -251,6 +250,28 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
+
+
+def _run_tools(
+    run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
+) -> Generator[Request, Answer, dict[int, Outcome]]:
+    """Run the allowed calls; those with side effects between the journal's two records
+    (SPEC R1): one before any effect, and one with what each returned, right after them
+    and before anything else. Steps with only read-only calls write neither."""
+    if not ready:
+        return {}
+    effects = [i for i in ready if i in gated]
+    if effects:
+        yield run.checkpoint(turn, reply, executing=True)
+    previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
+    left = run.budget.max_seconds - run.elapsed()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    assert isinstance(done, Sequence)
+    outcomes = dict(zip(ready, done, strict=True))
+    if effects:
+        turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
+        yield run.checkpoint(turn, reply, executing=True)
+    return outcomes
 
 
 def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> list[Step]:

@@ -13,6 +13,7 @@ config through the very same code:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -29,7 +30,7 @@ from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.state import Checkpoint, Decision, RunConfig
 from tao.tools.base import Tool, make_tool
-from tao.trace import RunResult, Status
+from tao.trace import RunResult, Status, Usage
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -202,6 +203,9 @@ def reopen(
         raise ResumeError(f"run {run_id} is not in this agent's memory; record runs to resume them")
     else:
         result, checkpoint = run, memory[run_id]
+    if checkpoint is None and result.status is Status.INTERRUPTED and not result.steps:
+        result.status = Status.RUNNING  # killed before its first checkpoint: start it over
+        return Start(result, None)
     if not result.status.resumable or checkpoint is None:
         reason = f": {result.stop_reason}" if result.stop_reason else ""
         raise ResumeError(
@@ -211,7 +215,20 @@ def reopen(
         decisions = {**checkpoint.decisions, **{p.id: approve for p in checkpoint.pending}}
         checkpoint = _with_decisions(checkpoint, decisions)
     result.status, result.error, result.pending = Status.RUNNING, None, None
+    if checkpoint.step is not None:
+        _redo_turn(result, checkpoint.step)
     return Start(result, checkpoint)
+
+
+def _redo_turn(result: RunResult, step: int) -> None:
+    """Forget the stored steps of the turn the checkpoint stopped in: the loop makes them
+    again (read-only calls redone, side effects from their journal, SPEC R1), and the run
+    log keeps one row per step. A crash after they were stored, before the checkpoint that
+    ends their turn, would otherwise count them twice."""
+    kept = [s for s in result.steps if s.index < step]
+    if len(kept) < len(result.steps):
+        result.steps = kept
+        result.usage = functools.reduce(Usage.plus, kept, Usage())
 
 
 def _load(store: Store, run_id: str) -> Checkpoint | None:

@@ -5,6 +5,11 @@ frozen dataclass with a docstring per field; JSON appears only at the run log's
 edge, through ``to_json``/``from_json``. A record written by an older tao is
 migrated on the way in (``Checkpoint.from_json``), never misread.
 
+Checkpoint versions: 0 (tao 0.1: decisions by position), 1 (ids, ``executing``), 2 (the
+journal's second half, ``completed``, and ``PendingCall.interrupted``; a v1 checkpoint
+has no completion records, so a v1 turn that was ``executing`` puts every approved call
+with side effects back to a person, SPEC R1).
+
     config = RunConfig(model="local", tools=("calc",), max_steps=5)
     agent = Agent(config=config)
 """
@@ -27,7 +32,7 @@ Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
 Decision = bool | str
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,11 +181,24 @@ class PendingCall:
     """What the tool does to the world (writes, deletes, sends…)."""
     preview: str | None = None
     """What a person should see before deciding: a diff, the file to delete."""
+    interrupted: bool = False
+    """It was running when its process stopped (SPEC R1): it may have taken effect. Only a
+    person decides whether it runs again; no policy rule or automatic approver does."""
     digest: str = field(init=False)
     """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "digest", call_digest(self.tool, self.arguments))
+
+    @property
+    def warning(self) -> str | None:
+        """What a person must know before deciding beyond the call itself, if anything."""
+        if not self.interrupted:
+            return None
+        return (
+            "it was running when the process stopped; it may have taken effect. Approve to "
+            "run it again, or deny to go on without running it again"
+        )
 
     @property
     def id(self) -> str:
@@ -192,6 +210,7 @@ class PendingCall:
         for name in ("step", "position", "tool", "arguments", "preview"):
             data[name] = getattr(self, name)
         data["effects"] = list(self.effects)
+        data["interrupted"] = self.interrupted
         return data
 
     @classmethod
@@ -207,6 +226,35 @@ class PendingCall:
             arguments=arguments if isinstance(arguments, dict) else {},
             effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
             preview=preview if isinstance(preview, str) else None,
+            interrupted=data.get("interrupted") is True,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completed:
+    """The journal's second half (SPEC R1): a call with side effects ran and returned this.
+
+    Recorded right after the effect, before its step is stored, so a crash in between
+    neither runs the call again nor asks the person again: resume takes this outcome.
+    """
+
+    observation: str
+    """What the call returned, redacted and cut as the model is shown it."""
+    duration_s: float = 0.0
+    source: str | None = None
+    """The tool whose output this is, when that output is untrusted data (SPEC S4)."""
+
+    def to_json(self) -> JSONObject:
+        return {"observation": self.observation, "duration_s": self.duration_s,
+                "source": self.source}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Completed:
+        duration, source = data.get("duration_s"), data.get("source")
+        return cls(
+            observation=str(data["observation"]),
+            duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
+            source=source if isinstance(source, str) else None,
         )
 
 
@@ -214,8 +262,9 @@ class PendingCall:
 class Checkpoint:
     """Where a run stands, enough to continue it in another process (SPEC S3, M3).
 
-    Written after every step, before a call with side effects runs, and when a call
-    waits for a person.
+    Written after every step, when a call waits for a person, and around calls with
+    side effects (the journal of SPEC R1): before they run (``executing``) and right after
+    (``completed``). Steps with only read-only calls write nothing extra.
     """
 
     schema_version: int = CHECKPOINT_VERSION
@@ -233,7 +282,20 @@ class Checkpoint:
     decisions: Mapping[str, Decision] = field(default_factory=dict)
     """Decisions taken so far, by :attr:`PendingCall.id`."""
     executing: bool = False
-    """Side effects were about to run: on resume they are reported, never run twice."""
+    """The approved calls with side effects of ``step`` had started (the journal's first
+    half): on resume, one without a ``completed`` record may have taken effect, and goes
+    back to a person instead of running again."""
+    completed: Mapping[str, Completed] = field(default_factory=dict)
+    """What those calls returned, by :attr:`PendingCall.id`, recorded right after each ran."""
+
+    @property
+    def cut_short(self) -> tuple[str, ...]:
+        """The calls with side effects the journal shows started and not completed, by id:
+        if the run stopped here, each may have taken effect (SPEC R1)."""
+        if not self.executing:
+            return ()
+        started = (key for key, decision in self.decisions.items() if decision is True)
+        return tuple(key for key in started if key not in self.completed)
 
     def to_json(self) -> JSONObject:
         return {
@@ -245,6 +307,7 @@ class Checkpoint:
             "pending": [p.to_json() for p in self.pending],
             "decisions": dict(self.decisions),
             "executing": self.executing,
+            "completed": {key: entry.to_json() for key, entry in self.completed.items()},
         }
 
     @classmethod
@@ -277,6 +340,7 @@ class Checkpoint:
             decisions = {by_position.get(k, k): v for k, v in decisions.items()}
         elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
         reply = data.get("reply")
+        completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
         return cls(
             messages=tuple(cast(list[Message], data.get("messages") or [])),
             elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
@@ -285,6 +349,7 @@ class Checkpoint:
             pending=pending,
             decisions=decisions,
             executing=bool(data.get("executing", False)),
+            completed={key: Completed.from_json(entry) for key, entry in completed.items()},
         )
 
 

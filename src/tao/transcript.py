@@ -19,7 +19,7 @@ from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
 from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
 from tao.repeats import Earlier
-from tao.state import Decision
+from tao.state import Completed, Decision
 from tao.trace import Step, StepKind
 
 
@@ -113,6 +113,10 @@ class Turn:
     """What the person deciding was shown for each call, by PendingCall id."""
     executing: bool = False
     """Its side effects had started when the run stopped (resumed from a checkpoint)."""
+    completed: dict[str, Completed] = field(default_factory=dict)
+    """What its calls with side effects returned, by PendingCall id (the journal, SPEC R1)."""
+    interrupted: set[str] = field(default_factory=set)
+    """Calls that were running when the process stopped, by PendingCall id: a person decides."""
     forced: str | None = None
     """Why this reply could only be the final answer, if it was made to be."""
 

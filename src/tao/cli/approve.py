@@ -23,6 +23,8 @@ def _show_pending(run_id: str) -> None:
         call = waiting.call
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
         click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        if call.warning:
+            click.echo(f"    {call.warning}")
         if call.preview:
             click.echo("    " + call.preview.replace("\n", "\n    "))
 

@@ -162,13 +162,17 @@ def render_pending(
     effects: tuple[str, ...],
     preview: str | None,
     call_id: str = "",
+    warning: str | None = None,
 ) -> RenderableType:
-    """A call waiting for a person: what it is, what it does, and its diff in colour."""
+    """A call waiting for a person: what it is, what it does, and its diff in colour;
+    ``warning``: that a crash cut it short and it may have taken effect (SPEC R1)."""
     head = Text.assemble(
         (f"[{call_id}] " if call_id else "", "dim"),
         (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
         ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
     )
+    if warning:
+        head.append(f"\n  ⚠ {warning}", style="bold red")
     if not preview:
         return head
     diff = Text()
@@ -204,7 +208,11 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
     if result.error:
         parts.append(Text.assemble(("Error: ", "bold red"), (result.error, "red")))
     for call in result.pending or ():
-        parts.append(render_pending(call.tool, call.arguments, call.effects, call.preview, call.id))
+        parts.append(
+            render_pending(
+                call.tool, call.arguments, call.effects, call.preview, call.id, call.warning
+            )
+        )
     note = _unfinished_note(result, shown)
     if note:
         parts.append(Text(note, style="yellow"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
+from tao.act import Person
 from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
 from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
@@ -20,7 +21,7 @@ from tao.jsontypes import JSONObject
 from tao.output import schema_of
 from tao.protocol.labels import LABELS
 from tao.redact import redact
-from tao.state import RunConfig
+from tao.state import PendingCall, RunConfig
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult
 
@@ -81,16 +82,17 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
     return line.rstrip("\n")
 
 
-def ask_approval(tool: Tool, arguments: JSONObject) -> bool | str:
+def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
     """SPEC S3 at a terminal: a person approves or denies this exact call, seeing what it
-    would do (the same diff the web page shows)."""
+    would do (the same diff the web page shows), and whether a crash cut it short (R1)."""
     from rich.console import Console
 
     from tao.cli.render import render_pending
 
     console = Console(stderr=True, highlight=False)
     preview = tool.preview(arguments) if tool.preview is not None else None
-    console.print(render_pending(tool.name, arguments, tuple(tool.effects), preview))
+    effects = tuple(tool.effects)
+    console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
     answer = click.prompt(
         "Allow it? [y/N] (anything else is a no, told to the model as the reason)",
         default="n",
@@ -98,6 +100,10 @@ def ask_approval(tool: Tool, arguments: JSONObject) -> bool | str:
         show_default=False,
     )
     return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
+
+
+#: The person at the terminal: the only approver that may re-run an interrupted call (R1).
+ask_approval = Person(_ask_approval)
 
 
 _HELP = {

@@ -27,6 +27,7 @@ from tao.cli.render import render_result_footer, render_run_header, render_step,
 from tao.errors import StoreError
 from tao.format import format_time
 from tao.store import STATUSES, Store
+from tao.trace import Status
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -121,6 +122,8 @@ def show_command(run_id: str, as_json: bool) -> None:
     with Store.open() as store:
         summary = store.get_summary(run_id)
         result = store.get_run(summary.run_id)
+        interrupted = summary.status is Status.INTERRUPTED
+        stopped = store.load_state(summary.run_id) if interrupted else None
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
         return
@@ -129,6 +132,13 @@ def show_command(run_id: str, as_json: bool) -> None:
     for step in result.steps:
         console.print(render_step(step, lang=result.lang))
     console.print(render_result_footer(result, status=summary.status))
+    for call in stopped.cut_short if stopped is not None else ():
+        console.print(
+            f"call {call} (side effects) was running when the process stopped; it may have "
+            "taken effect. `tao resume` asks you whether to run it again.",
+            style="bold red",
+            markup=False,
+        )
 
 
 @runs.command("export")

@@ -156,6 +156,7 @@ details.reply { font-size: 13px; margin: 6px 0; }
 details.reply summary { cursor: pointer; color: var(--accent); font-size: 12px; }
 details.reply pre { color: var(--muted); padding: 6px 0 0; }
 .decided { font-size: 13px; color: var(--yellow); margin: 6px 0; }
+p.interrupted { font-size: 13px; color: var(--red); font-weight: 600; margin: 6px 0; }
 .buttons { display: flex; gap: 12px; flex-wrap: wrap; margin-top: 10px; align-items: center; }
 .buttons form { display: flex; gap: 8px; margin: 0; }
 button { font: inherit; font-weight: 600; border-radius: 6px; padding: 5px 16px;

@@ -139,6 +139,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
         f'<div class="call" data-call="{e(call.id)}"><span class="effects">'
         f"{e(_effects(call.effects))}</span>"
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
+        + (f'<p class="interrupted">{e(call.warning)}</p>' if call.warning else "")
         + (text_block(call.preview, "preview") if call.preview else "")
         for call in item.calls
     )
