@@ -16,6 +16,7 @@ they share (recording, checkpoints, approvals) is written once in
 from __future__ import annotations
 
 import asyncio
+import inspect
 import queue
 import threading
 import time
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, call_tool
+from tao.act import Approver, Executor, Outcome, Ready, aexecute, call_tool
 from tao.driver import Driver, ignore
 from tao.events import Event, FinalEvent
 from tao.exchange import (
@@ -330,9 +331,15 @@ class _AsyncDriver(Driver):
     async def act(self, request: RunTools) -> list[Outcome]:
         self.announce(request)
         limit = asyncio.Semaphore(self.parallel(request))
+        native = self.agent.executor is call_tool  # an async def tool is awaited here
 
-        async def one(job: Callable[[], Outcome]) -> Outcome:
+        async def one(ready: Ready, shown: str | None, job: Callable[[], Outcome]) -> Outcome:
             async with limit:
+                if native and inspect.iscoroutinefunction(ready.tool.fn):
+                    return await aexecute(
+                        ready, timeout_s=request.timeout_s, approved_preview=shown
+                    )
                 return await asyncio.to_thread(job)
 
-        return list(await asyncio.gather(*(one(job) for job in self.jobs(request))))
+        calls = zip(request.calls, request.approved_previews, self.jobs(request), strict=True)
+        return list(await asyncio.gather(*(one(*call) for call in calls)))
