@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from tao.store import Store
 
 ToolSpec = str | Tool | Callable[..., object]
+Observers = Sequence[RunObserver]
+#: The ended run a new one follows up (``history=``): its result, or its id in the run log.
+History = RunResult | str | None
 
 
 class Agent:
@@ -102,13 +105,7 @@ class Agent:
 
     # -- the public API: run, stream, resume; sync and async ------------------------------
 
-    def run(
-        self,
-        task: str,
-        *,
-        observers: Sequence[RunObserver] = (),
-        history: RunResult | str | None = None,
-    ) -> RunResult:
+    def run(self, task: str, *, observers: Observers = (), history: History = None) -> RunResult:
         """Solve ``task``; returns a result whatever the model writes (SPEC L1, L4).
 
         ``history`` (an ended run, or its id) makes this a follow-up: a new run whose
@@ -120,11 +117,7 @@ class Agent:
         return _SyncDriver(self, observers, ignore).drive(self._begin(task, history))
 
     async def arun(
-        self,
-        task: str,
-        *,
-        observers: Sequence[RunObserver] = (),
-        history: RunResult | str | None = None,
+        self, task: str, *, observers: Observers = (), history: History = None
     ) -> RunResult:
         """``run`` without blocking the event loop: ``result = await agent.arun(task)``."""
         return await _AsyncDriver(self, observers, ignore).drive(self._begin(task, history))
@@ -148,11 +141,7 @@ class Agent:
         return _SyncDriver(self, observers, ignore).drive(self._reopen(run, approve))
 
     def stream(
-        self,
-        task: str,
-        *,
-        observers: Sequence[RunObserver] = (),
-        history: RunResult | str | None = None,
+        self, task: str, *, observers: Observers = (), history: History = None
     ) -> Iterator[Event]:
         """Yield typed events (text as it arrives, actions, observations), the result last."""
         return self._stream(self._begin(task, history), observers)
@@ -164,11 +153,7 @@ class Agent:
         return self._stream(self._reopen(run, None), observers)
 
     async def astream(
-        self,
-        task: str,
-        *,
-        observers: Sequence[RunObserver] = (),
-        history: RunResult | str | None = None,
+        self, task: str, *, observers: Observers = (), history: History = None
     ) -> AsyncIterator[Event]:
         """:meth:`stream` for asyncio: ``async for event in agent.astream(task)``."""
         events: asyncio.Queue[Event] = asyncio.Queue()
@@ -191,13 +176,7 @@ class Agent:
             if isinstance(event, FinalEvent):
                 return
 
-    def start(
-        self,
-        task: str,
-        *,
-        observers: Sequence[RunObserver] = (),
-        history: RunResult | str | None = None,
-    ) -> RunHandle:
+    def start(self, task: str, *, observers: Observers = (), history: History = None) -> RunHandle:
         """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
         return RunHandle(_SyncDriver(self, observers, ignore), self._begin(task, history))
 
@@ -226,7 +205,7 @@ class Agent:
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def _begin(self, task: str, history: RunResult | str | None = None) -> Start:
+    def _begin(self, task: str, history: History = None) -> Start:
         if history is None:
             return begin(task, self.model.name, self.config)
         parent = follow(history, self.run_log(), self._memory)
