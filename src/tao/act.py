@@ -8,6 +8,7 @@ size. Calls with side effects run only once a person approved that exact call.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -18,8 +19,8 @@ from tao.errors import ToolError
 from tao.jsontypes import JSONObject
 from tao.redact import redact
 from tao.state import PendingCall
-from tao.tools.base import Tool, cut, normal_name
-from tao.tools.limits import TimedOut, run_with_limit
+from tao.tools.base import Tool, cut, normal_name, to_text
+from tao.tools.limits import Finished, TimedOut, await_with_limit, run_with_limit
 from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
@@ -178,17 +179,52 @@ def execute(
     run's remaining ``--max-seconds``). A Python function cannot be killed, only
     abandoned: at the limit the observation says so and the run goes on while
     the call's daemon thread ends on its own; tools that start children
-    (``run_tests``) read the same deadline and kill their process group.
+    (``run_tests``) read the same deadline and kill their process group; an
+    ``async def`` tool is cancelled (``limits.run_coroutine``).
     Secrets are redacted before the text goes anywhere (S5), and output read
     from the world is marked with its source so the transcript fences it (S4).
     """
     started = time.perf_counter()
-    try:  # an approved call runs only if it would still do what the person was shown
+    changed = _changed(ready, approved_preview)
+    if changed is not None:
+        return changed
+    limit = time_limit(ready, run, timeout_s)
+    result = run_with_limit(lambda: run(ready.tool, ready.arguments), limit)
+    return _observed(ready, result, started, run is call_tool)
+
+
+async def aexecute(
+    ready: Ready, *, timeout_s: float | None = None, approved_preview: str | None = None
+) -> Outcome:
+    """:func:`execute` for an ``async def`` tool on the running loop (``Agent.arun``): the
+    coroutine is awaited here, next to the other calls of the reply, and cancelled at its
+    time limit (``asyncio.timeout``)."""
+    if (changed := _changed(ready, approved_preview)) is not None:
+        return changed
+    started, limit = time.perf_counter(), time_limit(ready, call_tool, timeout_s)
+    result = await await_with_limit(lambda: _acall(ready.tool, ready.arguments), limit)
+    return _observed(ready, result, started, True)
+
+
+async def _acall(tool: Tool, arguments: JSONObject) -> str:
+    value = tool.fn(**arguments)
+    if inspect.isawaitable(value):
+        value = await value
+    return value if isinstance(value, str) else to_text(value)
+
+
+def _changed(ready: Ready, approved_preview: str | None) -> Outcome | None:
+    """An approved call runs only if it would still do what the person was shown."""
+    try:
         ready.tool.confirm(ready.arguments, approved_preview)
     except ToolError as error:
         return Outcome(StepKind.ACTION, f"Error: {error}", ready.tool.name, ready.arguments)
-    limit = time_limit(ready, run, timeout_s)
-    result = run_with_limit(lambda: run(ready.tool, ready.arguments), limit)
+    return None
+
+
+def _observed(ready: Ready, result: Finished[str] | TimedOut, started: float, own: bool) -> Outcome:
+    """The Observation of a call that ran (``own``: by the default executor, so its output
+    is the tool's, fenced unless trusted)."""
     if isinstance(result, TimedOut):
         observation = (
             f"Error: {ready.tool.name} did not finish within {result.limit_s:g} s; it was "
@@ -208,5 +244,5 @@ def execute(
         ready.tool.name,
         ready.arguments,
         time.perf_counter() - started,
-        None if ready.tool.trusted_output or run is not call_tool else ready.tool.name,
+        None if ready.tool.trusted_output or not own else ready.tool.name,
     )

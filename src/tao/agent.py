@@ -16,6 +16,7 @@ they share (recording, checkpoints, approvals) is written once in
 from __future__ import annotations
 
 import asyncio
+import inspect
 import queue
 import threading
 import time
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, Person, call_tool
+from tao.act import Approver, Executor, Outcome, Person, Ready, aexecute, call_tool
 from tao.driver import Driver, ignore
 from tao.events import Event, FinalEvent
 from tao.exchange import (
@@ -39,7 +40,7 @@ from tao.models import Model
 from tao.models.base import ModelReply
 from tao.policy import Policy
 from tao.protocol.labels import Labels
-from tao.runs import Start, begin, build_setup, describe_error, reopen
+from tao.runs import Start, begin, build_setup, describe_error, follow, reopen
 from tao.state import Checkpoint, Decision, RunConfig
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
     from tao.store import Store
 
 ToolSpec = str | Tool | Callable[..., object]
+Observers = Sequence[RunObserver]
+#: The ended run a new one follows up (``history=``): its result, or its id in the run log.
+History = RunResult | str | None
 
 
 class Agent:
@@ -101,13 +105,22 @@ class Agent:
 
     # -- the public API: run, stream, resume; sync and async ------------------------------
 
-    def run(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
-        """Solve ``task``; returns a result whatever the model writes (SPEC L1, L4)."""
-        return _SyncDriver(self, observers, ignore).drive(self._begin(task))
+    def run(self, task: str, *, observers: Observers = (), history: History = None) -> RunResult:
+        """Solve ``task``; returns a result whatever the model writes (SPEC L1, L4).
 
-    async def arun(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunResult:
+        ``history`` (an ended run, or its id) makes this a follow-up: a new run whose
+        model sees that run's whole conversation, then ``task``; it records its parent.
+
+            first = agent.run("What is 17 * 23?")
+            second = agent.run("And plus 4?", history=first)   # second.parent_id == first.run_id
+        """
+        return _SyncDriver(self, observers, ignore).drive(self._begin(task, history))
+
+    async def arun(
+        self, task: str, *, observers: Observers = (), history: History = None
+    ) -> RunResult:
         """``run`` without blocking the event loop: ``result = await agent.arun(task)``."""
-        return await _AsyncDriver(self, observers, ignore).drive(self._begin(task))
+        return await _AsyncDriver(self, observers, ignore).drive(self._begin(task, history))
 
     def resume(
         self,
@@ -127,9 +140,11 @@ class Agent:
         """
         return _SyncDriver(self, observers, ignore).drive(self._reopen(run, approve))
 
-    def stream(self, task: str, *, observers: Sequence[RunObserver] = ()) -> Iterator[Event]:
+    def stream(
+        self, task: str, *, observers: Observers = (), history: History = None
+    ) -> Iterator[Event]:
         """Yield typed events (text as it arrives, actions, observations), the result last."""
-        return self._stream(self._begin(task), observers)
+        return self._stream(self._begin(task, history), observers)
 
     def stream_resume(
         self, run: str | RunResult, *, observers: Sequence[RunObserver] = ()
@@ -138,7 +153,7 @@ class Agent:
         return self._stream(self._reopen(run, None), observers)
 
     async def astream(
-        self, task: str, *, observers: Sequence[RunObserver] = ()
+        self, task: str, *, observers: Observers = (), history: History = None
     ) -> AsyncIterator[Event]:
         """:meth:`stream` for asyncio: ``async for event in agent.astream(task)``."""
         events: asyncio.Queue[Event] = asyncio.Queue()
@@ -148,7 +163,7 @@ class Agent:
             loop.call_soon_threadsafe(events.put_nowait, event)
 
         driver = _AsyncDriver(self, observers, emit)
-        runner = asyncio.ensure_future(driver.drive(self._begin(task)))
+        runner = asyncio.ensure_future(driver.drive(self._begin(task, history)))
         while True:
             getter = asyncio.ensure_future(events.get())
             await asyncio.wait({getter, runner}, return_when=asyncio.FIRST_COMPLETED)
@@ -161,9 +176,9 @@ class Agent:
             if isinstance(event, FinalEvent):
                 return
 
-    def start(self, task: str, *, observers: Sequence[RunObserver] = ()) -> RunHandle:
+    def start(self, task: str, *, observers: Observers = (), history: History = None) -> RunHandle:
         """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
-        return RunHandle(_SyncDriver(self, observers, ignore), self._begin(task))
+        return RunHandle(_SyncDriver(self, observers, ignore), self._begin(task, history))
 
     def _stream(self, start: Start, observers: Sequence[RunObserver]) -> Iterator[Event]:
         events: queue.Queue[Event | BaseException] = queue.Queue()
@@ -190,16 +205,27 @@ class Agent:
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def _begin(self, task: str) -> Start:
-        return begin(task, self.model.name, self.config)
+    def _begin(self, task: str, history: History = None) -> Start:
+        if history is None:
+            return begin(task, self.model.name, self.config)
+        parent = follow(history, self.run_log(), self._memory)
+        if parent.model == self.config.model:  # the same script goes on with the conversation
+            self._advance(parent.model_calls)
+        return begin(task, self.model.name, self.config, parent)
 
     def _reopen(self, run: str | RunResult, approve: Decision | None) -> Start:
         start = reopen(run, approve, self.run_log(), self._memory)
-        advance = getattr(self.model, "advance_to", None)
-        if callable(advance):  # a scripted model continues where the run left it
-            checkpoint = start.checkpoint
-            advance(start.result.usage.model_calls + (1 if checkpoint and checkpoint.reply else 0))
+        checkpoint = start.checkpoint
+        self._advance(
+            start.result.usage.model_calls + (1 if checkpoint and checkpoint.reply else 0)
+        )
         return start
+
+    def _advance(self, calls: int) -> None:
+        """A scripted model (``replay:``) continues where the runs before left it."""
+        advance = getattr(self.model, "advance_to", None)
+        if callable(advance):
+            advance(calls)
 
     def run_log(self) -> Store | None:
         """The store this agent records into, opened on first use; ``None`` with record=False."""
@@ -334,9 +360,15 @@ class _AsyncDriver(Driver):
     async def act(self, request: RunTools) -> list[Outcome]:
         self.announce(request)
         limit = asyncio.Semaphore(self.parallel(request))
+        native = self.agent.executor is call_tool  # an async def tool is awaited here
 
-        async def one(job: Callable[[], Outcome]) -> Outcome:
+        async def one(ready: Ready, shown: str | None, job: Callable[[], Outcome]) -> Outcome:
             async with limit:
+                if native and inspect.iscoroutinefunction(ready.tool.fn):
+                    return await aexecute(
+                        ready, timeout_s=request.timeout_s, approved_preview=shown
+                    )
                 return await asyncio.to_thread(job)
 
-        return list(await asyncio.gather(*(one(job) for job in self.jobs(request))))
+        calls = zip(request.calls, request.approved_previews, self.jobs(request), strict=True)
+        return list(await asyncio.gather(*(one(*call) for call in calls)))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import ResumeError
-from tao.state import Decision, PendingCall
+from tao.state import Decision, PendingCall, RunConfig
 from tao.trace import Status
 
 if TYPE_CHECKING:
@@ -108,20 +108,26 @@ def agent_for_run(
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
-    config = summary.config
+    config = rebuildable(summary.run_id, summary.config)
+    return Agent(config=config, record=log, approve=approve, executor=executor)
+
+
+def rebuildable(run_id: str, config: RunConfig | None) -> RunConfig:
+    """``config``, if an agent can be rebuilt from it outside the Python that ran the run
+    (by ``tao resume`` or ``tao run --continue``); else why not, and what to do instead."""
     if config is None:
-        raise ResumeError(f"run {summary.run_id} has no recorded settings; resume it from Python")
+        raise ResumeError(f"run {run_id} has no recorded settings; continue it from Python")
     if not config.model:
         raise ResumeError(
-            f"run {summary.run_id} used a model object, not a spec; resume it from Python "
-            "with the same Agent: agent.resume(run_id)"
+            f"run {run_id} used a model object, not a spec; continue it from Python "
+            "with the same Agent: agent.resume(run_id) or agent.run(task, history=run_id)"
         )
     if any(t is None for t in config.tools):
         raise ResumeError(
-            f"run {summary.run_id} used Python tools that cannot be rebuilt here; resume it "
-            "from Python with the same Agent: agent.resume(run_id)"
+            f"run {run_id} used Python tools that cannot be rebuilt here; continue it from "
+            "Python with the same Agent: agent.resume(run_id) or agent.run(task, history=run_id)"
         )
-    return Agent(config=config, record=log, approve=approve, executor=executor)
+    return config
 
 
 def resume_run(

@@ -51,6 +51,7 @@ from tao.transcript import (
     Turn,
     action_step,
     calls_of,
+    closing,
     extend,
     kept_reply,
     kept_text,
@@ -121,17 +122,19 @@ def react(
     usage: Usage | None = None,
     history: Sequence[Step] = (),
     resume: Checkpoint | None = None,
+    prior: Sequence[Message] = (),
 ) -> Loop:
     """Thought, Action, Observation until an answer or a spent budget (SPEC L1-L6).
 
     ``usage`` and ``history`` are what a resumed run already spent and did;
-    ``resume`` is its last checkpoint.
+    ``resume`` is its last checkpoint. ``prior`` is the whole transcript of the run a
+    new one follows up: the new task comes after it.
     """
     run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=0)
     run.steps = len(history)
     run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
     if resume is None:
-        run.messages = opening(setup, task)
+        run.messages = opening(setup, task, prior)
         yield run.checkpoint()  # a run killed before its first step can still be resumed
     else:
         run.started -= resume.elapsed_s
@@ -293,6 +296,7 @@ def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> lis
                 observation=failed.observation,
             )
         ]
+    run.messages.extend(closing(run.setup, reply, parsed))  # the transcript ends with the answer
     return [make_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
 
 

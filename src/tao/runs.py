@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from tao.errors import ConfigError, ResumeError, StateError, TaoError
 from tao.exchange import LoopSetup
 from tao.loop import Loop, react
-from tao.models import Model, load_model
+from tao.models import Message, Model, load_model
 from tao.output import OutputSpec, schema_of
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
@@ -33,7 +33,7 @@ from tao.tools.base import Tool, make_tool
 from tao.trace import RunResult, Status, Usage
 
 if TYPE_CHECKING:
-    from tao.store import Store
+    from tao.store import RunSummary, Store
 
 #: Settings that name a folder or file: stored absolute, so a resume elsewhere finds them.
 _PATH_SETTINGS = ("project", "corpus")
@@ -163,6 +163,8 @@ class Start:
 
     result: RunResult
     checkpoint: Checkpoint | None
+    prior: tuple[Message, ...] = ()
+    """The transcript of the run this one follows up; its task comes after it."""
 
     def loop(self, setup: LoopSetup) -> Loop:
         """The loop for this run, continuing from its checkpoint if it has one."""
@@ -173,10 +175,12 @@ class Start:
             usage=self.result.usage,
             history=self.result.steps,
             resume=self.checkpoint,
+            prior=self.prior,
         )
 
 
-def begin(task: str, model_name: str, config: RunConfig) -> Start:
+def begin(task: str, model_name: str, config: RunConfig, parent: Parent | None = None) -> Start:
+    """A new run; a follow-up of ``parent`` starts from its whole transcript."""
     result = RunResult(
         run_id=new_run_id(),
         task=task,
@@ -184,8 +188,65 @@ def begin(task: str, model_name: str, config: RunConfig) -> Start:
         lang=config.lang,
         started_at=time.time(),
         config=config,
+        parent_id=parent.run_id if parent is not None else None,
     )
-    return Start(result, None)
+    return Start(result, None, parent.messages if parent is not None else ())
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """The ended run a follow-up continues (``history=``, ``tao run --continue``)."""
+
+    run_id: str
+    messages: tuple[Message, ...]
+    """Its whole transcript, the final answer included."""
+    model: str | None
+    """Its model spec: a scripted model given the same spec goes on with its script."""
+    model_calls: int
+    """Model calls of the whole conversation so far: this run's and its own parents'."""
+
+
+def follow(
+    history: str | RunResult, store: Store | None, memory: Mapping[str, Checkpoint]
+) -> Parent:
+    """The run a follow-up continues. One that has not ended (running, paused for approval,
+    interrupted) is refused: its last turn is not over, so it is resumed, not followed up."""
+    run_id = history if isinstance(history, str) else history.run_id
+    checkpoint: Checkpoint | None
+    if isinstance(history, RunResult) and run_id in memory:  # an agent with record=False
+        status, checkpoint, config = history.status, memory[run_id], history.config
+        calls = history.usage.model_calls
+    else:  # from the run log (the default one, for an agent that records none)
+        summary, checkpoint, calls = _stored(store, run_id)
+        run_id, status, config = summary.run_id, summary.status, summary.config
+    if status.resumable:
+        raise ResumeError(
+            f"run {run_id} has not ended (status {status}), so it cannot be continued; "
+            f"finish it first with `tao resume {run_id}`"
+        )
+    if checkpoint is None:
+        raise ResumeError(f"run {run_id} recorded no transcript to continue from")
+    model = config.model if config is not None else None
+    return Parent(run_id, checkpoint.messages, model, calls)
+
+
+def _stored(store: Store | None, run_id: str) -> tuple[RunSummary, Checkpoint | None, int]:
+    if store is None:
+        from tao.store import Store
+
+        with Store.open() as log:
+            return _stored(log, run_id)
+    summary = store.get_summary(run_id)
+    return summary, store.load_state(summary.run_id), _conversation_calls(store, summary)
+
+
+def _conversation_calls(store: Store, summary: RunSummary) -> int:
+    calls, seen = summary.model_calls, {summary.run_id}
+    while summary.parent_id is not None and summary.parent_id not in seen:
+        seen.add(summary.parent_id)
+        summary = store.get_summary(summary.parent_id)
+        calls += summary.model_calls
+    return calls
 
 
 def reopen(

@@ -190,6 +190,9 @@ class RunResult:
     started_at: float = 0.0
     duration_s: float = 0.0
     config: RunConfig | None = None
+    parent_id: str | None = None
+    """The run this one follows up (``tao run --continue``, ``agent.run(task, history=…)``):
+    it started from that run's whole transcript."""
     output: object = None
     """A finished typed run's answer as its type (SPEC L13): a pydantic model instance, a
     dataclass, plain JSON data; ``answer`` holds the same as JSON text."""
@@ -235,6 +238,7 @@ class RunResult:
             "lang": self.lang,
             "started_at": self.started_at,
             "duration_s": self.duration_s,
+            "parent_id": self.parent_id,
         }
 
     @classmethod
@@ -259,6 +263,7 @@ class RunResult:
             lang=str(data.get("lang", "en")),
             started_at=float(cast(float, data.get("started_at") or 0.0)),
             duration_s=float(cast(float, data.get("duration_s") or 0.0)),
+            parent_id=cast(str | None, data.get("parent_id")),
         )
 
 

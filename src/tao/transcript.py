@@ -17,7 +17,7 @@ from tao.exchange import LoopSetup, ModelAnswer
 from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
-from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
+from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
 from tao.repeats import Earlier
 from tao.state import Completed, Decision
 from tao.trace import Step, StepKind
@@ -46,14 +46,33 @@ def kept_text(parsed: Action | native.NativeCalls, reply: ModelReply) -> str:
     return parsed.text if isinstance(parsed, Action) else reply.text
 
 
-def opening(setup: LoopSetup, task: str) -> list[Message]:
-    return [
-        {"role": "system", "content": setup.system_prompt},
-        {
-            "role": "user",
-            "content": prompts.task_message(setup.labels, task, setup.config.task_label),
-        },
-    ]
+def opening(setup: LoopSetup, task: str, prior: Sequence[Message] = ()) -> list[Message]:
+    """The first messages: the system prompt and the task, after ``prior`` (the whole
+    transcript of the run this one follows up) when there is one.
+
+    A follow-up's messages start with exactly its parent's, so a backend with a prefix
+    cache (llama.cpp's KV cache, a provider's prompt cache) reuses all of them. Only a
+    changed system prompt (other tools, say) replaces the parent's, as the model must be
+    told the tools it has now."""
+    system: Message = {"role": "system", "content": setup.system_prompt}
+    task_message = prompts.task_message(setup.labels, task, setup.config.task_label)
+    before = list(prior) or [system]
+    if before[0].get("role") == "system" and before[0] != system:
+        before[0] = system
+    return [*before, {"role": "user", "content": task_message}]
+
+
+def closing(setup: LoopSetup, reply: ModelReply, parsed: FinalAnswer) -> list[Message]:
+    """The final answer's turn, so the transcript a finished run leaves is the whole
+    exchange, ready for a follow-up task. A native ``finish`` call gets its answer as the
+    tool's result (every call needs one before the next user message)."""
+    finish = next((c for c in reply.tool_calls if c.name.lower() == FINISH), None)
+    if setup.protocol != "native":
+        return [{"role": "assistant", "content": parsed.text}]
+    if finish is None:
+        return [{"role": "assistant", "content": reply.text}]
+    turn = dataclasses.replace(reply, tool_calls=(finish,))
+    return [native.assistant_message(turn), native.tool_message(finish, parsed.answer)]
 
 
 def calls_of(parsed: Action | native.NativeCalls) -> list[Call]:

@@ -184,3 +184,31 @@ def test_a_typed_answer_on_the_embedded_model_is_constrained_by_the_schema_L13()
     assert result.status is Status.FINISHED, result.steps
     assert isinstance(result.output, Person)
     assert result.output.age == 36
+
+
+@pytest.mark.local_model
+@needs_model
+def test_a_follow_up_run_reuses_the_parents_kv_cache_M5() -> None:
+    """Issue 15: rendered by the model's own chat template, the follow-up's first prompt
+    starts with the parent's last prompt and reply, so llama.cpp evaluates only the new task."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from tao import Agent, Status
+
+    agent = Agent("local", [], record=False, max_steps=2, max_seconds=900)
+    first = agent.run("What is the capital of France? Answer with the city only.")
+    assert first.status is Status.FINISHED, first.steps
+    second = agent.run("And of Italy?", history=first)
+    assert second.parent_id == first.run_id
+    llama = agent.model.loaded.llama  # type: ignore[attr-defined]
+    last, step = first.steps[-1], second.steps[0]
+    render = Jinja2ChatFormatter(
+        template=llama.metadata["tokenizer.chat_template"],
+        eos_token=llama.detokenize([llama.token_eos()]).decode(),
+        bos_token=llama.detokenize([llama.token_bos()]).decode(),
+        add_generation_prompt=True,
+    )
+    parent_prompt = render(messages=last.model_input).prompt
+    assert render(messages=step.model_input).prompt.startswith(parent_prompt)
+    assert step.evaluated_tokens is not None
+    assert 0 < step.evaluated_tokens < step.input_tokens - last.input_tokens

@@ -80,16 +80,11 @@ def test_every_step_and_checkpoint_reads_back_whole_while_each_message_is_stored
             ).fetchone()
     assert stored.steps == result.steps
     assert [len(step.model_input) for step in stored.steps] == [2 * i for i in range(1, 41)]
-    assert (
-        checkpoint is not None
-        and list(checkpoint.messages)
-        == [
-            *result.steps[-1].model_input,
-            {"role": "assistant", "content": "Thought: done.\nAction: finish[done]"},
-        ][: len(checkpoint.messages)]
-    )
-    # system + task, then an assistant reply and an observation per tool step
-    assert rows is not None and rows[0] == 2 + 2 * 39
+    final = {"role": "assistant", "content": "Thought: I have the total.\nAction: finish[done]"}
+    assert checkpoint is not None
+    assert list(checkpoint.messages) == [*result.steps[-1].model_input, final]
+    # system + task, an assistant reply and an observation per tool step, the final answer
+    assert rows is not None and rows[0] == 2 + 2 * 39 + 1
     assert inline is not None and inline[0] == 0
 
 
@@ -182,7 +177,7 @@ def test_a_schema_v2_log_is_migrated_and_its_steps_and_checkpoints_read_whole_R3
         store.save_state("v2", state)  # a resumed old run goes on in the new layout
         assert store.load_state("v2") == state
     version = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0]
-    assert version == SCHEMA_VERSION == 4
+    assert version == SCHEMA_VERSION == 5
 
 
 @pytest.mark.parametrize("steps", [1, 2])

@@ -138,6 +138,8 @@ def render_run_header(result: RunResult, *, status: str | None = None) -> Render
         ("  status ", "dim"),
         status_text(status or str(result.status)),
     )
+    if result.parent_id is not None:  # a follow-up: where its conversation began
+        lines.append_text(Text.assemble(("\ncontinues ", "dim"), (result.parent_id, "cyan")))
     return Panel(lines, border_style="dim", expand=True)
 
 

@@ -117,6 +117,8 @@ _HELP = {
     "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
     "json": "Print one JSON object instead of the live display.",
     "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
+    "continue": "Follow up this ended run: a new run that starts from its conversation, "
+    "with its settings (model, tools, …) except the options given here.",
 }
 _FOLDER = click.Path(file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
@@ -144,6 +146,7 @@ _option = click.option
 @_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
 @_option("--output-schema", type=_FILE, help=_HELP["output-schema"])
 @_option("--no-log", is_flag=True, help="Do not record this run in the run log.")
+@_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
 def run(task: str, **options: Unpack[RunOptions]) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
@@ -151,6 +154,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     \b
     tao run "What is 17 * 23 + 4?" --model local --tools calc
     tao run "Why does tests/test_cart.py fail?" -m openai:gpt-4o-mini -t files,tests --project .
+    tao run --continue RUN_ID "And in euros?"      # a follow-up that sees the whole conversation
     """
     from tao.agent import Agent
 
@@ -160,19 +164,23 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     latest = Latest()
     try:
         config = _config(options, sets)
+        parent = None if options["parent"] is None else _follow_up(options["parent"], config)
+        config = parent.config if parent is not None else config
         servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
         agent = Agent(
-            tools=[*sets, *_mcp_tools(servers)],
+            tools=[*sets, *_mcp_tools(servers)] or None,  # none: the config's (--continue)
             config=config,
             executor=human_executor if options["human_tools"] else None,
             approve=ask_approval if interactive else None,
             record=not options["no_log"],
         )
         with sigterm_interrupts():
+            history = parent.run_id if parent is not None else None
             if options["as_json"]:
-                result = agent.run(task, observers=[latest])
+                result = agent.run(task, observers=[latest], history=history)
             else:
-                result = show_live(agent, task, observers=[latest])
+                events = agent.stream(task, observers=[latest], history=history)
+                result = show_live(agent, task, events=events)
     except (ModelSpecError, ConfigError) as error:
         raise click.UsageError(str(error)) from None
     except TaoError as error:
@@ -207,6 +215,7 @@ class RunOptions(TypedDict):
     mcp_urls: tuple[str, ...]
     output_schema: Path | None
     no_log: bool
+    parent: str | None
     as_json: bool
 
 
@@ -227,6 +236,48 @@ def _config(options: RunOptions, sets: list[str]) -> RunConfig:
         project=str(options["project"].resolve()),
         corpus=str(corpus.resolve()) if corpus else None,
     ).replace(**same)
+
+
+@dataclasses.dataclass(frozen=True)
+class FollowUp:
+    """``--continue RUN_ID``: the full id of the run followed up, and the follow-up's settings."""
+
+    run_id: str
+    config: RunConfig
+
+
+#: The RunConfig field each option that is not named like one sets.
+_OPTION_FIELDS = {"model_spec": "model", "tool_sets": "tools", "no_grammar": "grammar"}
+
+
+def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
+    """The parent's recorded settings, changed only by the options typed on this command
+    line; a missing run, or one that has not ended, is a usage error (exit 2)."""
+    from click.core import ParameterSource
+
+    from tao.approvals import rebuildable
+    from tao.store import Store
+
+    context = click.get_current_context()
+    try:
+        with Store.open() as store:
+            parent = store.get_summary(run_id)
+        if parent.status.resumable:
+            raise click.UsageError(
+                f"--continue: run {parent.run_id} has not ended (status {parent.status}); "
+                f"finish it first with `tao resume {parent.run_id}`, then continue it"
+            )
+        typed = {
+            _OPTION_FIELDS.get(name, name)
+            for name in context.params
+            if context.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        }
+        fields = {f.name for f in dataclasses.fields(RunConfig)}
+        changes = {name: getattr(given, name) for name in typed & fields}
+        config = rebuildable(parent.run_id, parent.config).replace(**changes)
+    except TaoError as error:
+        raise click.UsageError(f"--continue: {error}") from None
+    return FollowUp(parent.run_id, config)
 
 
 _CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {

@@ -35,6 +35,8 @@ R = TypeVar("R")
 _MODEL_WIDTH = 24
 _MIN_TASK_WIDTH = 24
 _NUMBERS = ("Steps", "Tokens")
+#: Marks a follow-up's task in ``tao runs list`` (``tao runs show`` names the run it continues).
+FOLLOW_UP = "↳ "
 
 
 def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
@@ -109,7 +111,8 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
         extra: list[RenderableType] = [row[3], row[4], Text(row[5])]
         cells += extra[: len(headers) - 3]
-        table.add_row(*cells, Text(_one_line(summary.task, task_width)))
+        mark = FOLLOW_UP if summary.parent_id is not None else ""
+        table.add_row(*cells, Text(mark + _one_line(summary.task, task_width - len(mark))))
     console.print(table)
 
 

@@ -334,6 +334,7 @@ class Store(ABC):
             started_at=summary.started_at,
             duration_s=summary.duration_s or 0.0,
             config=summary.config,
+            parent_id=summary.parent_id,
         )
 
     def _pending(self, run_id: str) -> list[PendingCall] | None:

@@ -29,6 +29,7 @@ from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
     V4,
+    V5,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -54,7 +55,13 @@ _V2: tuple[str, ...] = (
 )
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES), V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    tables_v1(POSTGRES),
+    _V2,
+    tables_v3(POSTGRES),
+    V4,
+    V5,
+)
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")

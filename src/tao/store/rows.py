@@ -44,7 +44,7 @@ SELECT_SUMMARY = f"""
            {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
            {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
            {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
-           config, pid, host
+           config, pid, host, parent_id
     FROM runs
 """  # noqa: S608 (constant expressions, no data)
 
@@ -101,6 +101,8 @@ class RunSummary:
     evaluated_tokens: int | None
     config: RunConfig | None
     """The settings the run was started with; ``None`` when none were recorded."""
+    parent_id: str | None = None
+    """The run this one follows up (``tao run --continue``), if any."""
 
     @property
     def tokens(self) -> int:
@@ -187,6 +189,7 @@ def summary_from_row(row: Row) -> RunSummary:
         output_tokens=row["output_tokens"],
         evaluated_tokens=row["evaluated_tokens"],
         config=read_config(row["config"], row["id"]),
+        parent_id=row["parent_id"],
     )
 
 
@@ -212,8 +215,8 @@ def insert_run(
     (a resumed run), else an existing row is kept (a late observer's ``finish_run``)."""
     conn.execute(
         f"""
-        INSERT INTO runs (id, task, model, lang, status, started_at, config, pid, host)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO runs (id, task, model, lang, status, started_at, config, pid, host, parent_id)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) {_RESTART if restart else "DO NOTHING"}
         """,  # noqa: S608 (a constant clause, no data)
         (
@@ -226,5 +229,6 @@ def insert_run(
             dumps(stored_config(config)),
             os.getpid(),
             HOST,
+            result.parent_id,
         ),
     )

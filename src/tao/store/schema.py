@@ -25,6 +25,9 @@ Versions:
   checkpoint's transcript is the run's first ``state_messages`` messages (then
   ``runs.state`` carries no ``messages``). Both are NULL in rows written before
   v3, or when a transcript did not extend the stored one (stored in full then).
+* v4: ``steps.repeat_of`` and ``steps.forced``.
+* v5 (issue 15): ``runs.parent_id``, the run a follow-up continues (``tao run
+  --continue``); NULL for every other run, and for every run written before v5.
 
 Design notes:
 
@@ -45,7 +48,7 @@ from tao.errors import StoreError
 from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -188,8 +191,12 @@ V4 = (
     "ALTER TABLE steps ADD COLUMN forced INTEGER NOT NULL DEFAULT 0",
 )
 
+#: v4 -> v5, the same on both databases: the run a follow-up continues. No foreign key:
+#: a follow-up stays readable whatever becomes of its parent.
+V5 = ("ALTER TABLE runs ADD COLUMN parent_id TEXT",)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4, V5)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

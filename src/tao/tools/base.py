@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from tao.errors import ToolDefinitionError, ToolError
 from tao.jsontypes import JSON, JSONObject
+from tao.tools.limits import run_coroutine
 from tao.tools.paths import resolve_path
 
 #: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
@@ -247,9 +248,12 @@ class Tool:
         return self.call(self.validate(arguments))
 
     def call(self, validated: JSONObject) -> str:
-        """Run with arguments :meth:`validate` already returned (the loop validates first)."""
+        """Run with arguments :meth:`validate` already returned (the loop validates first);
+        an ``async def`` tool is run to its end on tao's loop thread (``run_coroutine``)."""
         result = self.fn(**validated)
-        return result if isinstance(result, str) else _to_text(result)
+        if not isinstance(result, str) and inspect.isawaitable(result):
+            result = run_coroutine(result)
+        return result if isinstance(result, str) else to_text(result)
 
 
 def _first_line(text: str) -> str:
@@ -257,7 +261,8 @@ def _first_line(text: str) -> str:
     return line if len(line) <= 120 else line[:117] + "..."
 
 
-def _to_text(value: object) -> str:
+def to_text(value: object) -> str:
+    """A tool's return value as the Observation's text."""
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:

@@ -8,16 +8,23 @@ the process alive at exit. Tools that start children do better: they read
 process group when it passes, so nothing outlives the call.
 
     outcome = run_with_limit(lambda: slow_tool(), 5.0)   # Finished(value) or TimedOut()
+
+``async def`` tools are bounded the same way, but stopped rather than abandoned:
+:func:`await_with_limit` cancels one at its limit on the running loop
+(``Agent.arun``), and :func:`run_coroutine` runs one for synchronous code
+(``Agent.run``) on tao's own loop thread, cancelling it at the call's deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import os
 import queue
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import FrameType
 from typing import Generic, TypeVar, cast
@@ -66,7 +73,7 @@ def run_with_limit(fn: Callable[[], T], limit_s: float | None) -> Finished[T] | 
     context.run(_DEADLINE.set, time.monotonic() + limit_s)
     job: _Job[T] = _Job(lambda: context.run(_call, fn))
     _WORKERS.submit(job)
-    if job.done.wait(limit_s):
+    if job.done.wait(limit_s) and not isinstance(job.result.error, _Alarm):
         return job.result
     return TimedOut(limit_s)
 
@@ -167,3 +174,70 @@ def _call(fn: Callable[[], T]) -> Finished[T]:
         return Finished(fn())
     except BaseException as error:  # carried back to the caller, who turns it into text
         return Finished(error=error)
+
+
+async def await_with_limit(
+    make: Callable[[], Awaitable[T]], limit_s: float | None
+) -> Finished[T] | TimedOut:
+    """:func:`run_with_limit` for a coroutine, on the running loop: at the limit it is
+    cancelled (it stops at its next ``await``), not abandoned."""
+    token = _DEADLINE.set(None if limit_s is None else time.monotonic() + limit_s)
+    scope = asyncio.timeout(limit_s)
+    try:
+        async with scope:
+            value = await make()
+    except Exception as error:  # carried back, as run_with_limit does
+        return TimedOut(limit_s or 0.0) if scope.expired() else Finished(error=error)
+    finally:
+        _DEADLINE.reset(token)
+    return Finished(value)
+
+
+def run_coroutine(awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` from synchronous code: an ``async def`` tool under ``Agent.run``.
+
+    It runs on one event loop in a daemon thread of tao's, not on a loop made per call:
+    ``asyncio.run`` refuses to start in a thread whose own loop is running (code calling
+    ``agent.run`` from inside a coroutine), and a loop closed after each call would break
+    the clients a tool keeps between calls (an ``httpx.AsyncClient`` belongs to its loop).
+    This thread waits until the deadline of the call it runs in (:func:`remaining_s`);
+    then, or when it is interrupted (Ctrl-C, the limit's alarm), the coroutine is
+    cancelled, so nothing keeps running unseen.
+    """
+    future = asyncio.run_coroutine_threadsafe(_awaited(awaitable), _LOOP.get())
+    try:
+        return future.result(timeout=remaining_s())
+    except TimeoutError:
+        if future.done():  # it ended just now, or raised a TimeoutError of its own
+            return future.result()
+        future.cancel()
+        raise _Alarm from None
+    except BaseException:
+        future.cancel()
+        raise
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+class _LoopThread:
+    """The event loop async tools run on for synchronous callers, started on first use
+    (and again in a forked child, which inherits the loop but not its thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._pid != os.getpid():
+                self._loop, self._pid = asyncio.new_event_loop(), os.getpid()
+                threading.Thread(
+                    target=self._loop.run_forever, name="tao-async-tools", daemon=True
+                ).start()
+            return self._loop
+
+
+_LOOP = _LoopThread()
