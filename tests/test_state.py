@@ -8,7 +8,7 @@ import pytest
 
 from tao.errors import StateError
 from tao.models.base import ModelReply, ToolCall
-from tao.state import Checkpoint, PendingCall, RunConfig, call_digest
+from tao.state import Checkpoint, EvalTag, PendingCall, RunConfig, call_digest
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:
@@ -25,6 +25,19 @@ def test_run_config_refuses_bad_values_with_a_clear_error() -> None:
         RunConfig.from_json({"max_steps": 0})
     with pytest.raises(StateError, match="tools must be a list"):
         RunConfig.from_json({"tools": "calc"})
+
+
+def test_an_eval_tag_round_trips_and_a_damaged_one_is_a_state_error() -> None:
+    tag = EvalTag(benchmark="fever", question_id="q7", gold="SUPPORTS", strategy="react")
+    config = RunConfig(model="local", eval_tag=tag)
+    data = json.loads(json.dumps(config.to_json()))
+    assert data["eval_tag"] == {"benchmark": "fever", "question_id": "q7", "gold": "SUPPORTS",
+                                "strategy": "react"}  # fmt: skip
+    assert RunConfig.from_json(data) == config
+    assert RunConfig.from_json({**data, "eval_tag": None}).eval_tag is None
+    for bad in ("fever", {"benchmark": "fever", "question_id": 7, "gold": "x"}):
+        with pytest.raises(StateError, match="eval_tag"):
+            RunConfig.from_json({**data, "eval_tag": bad})
 
 
 def test_pending_call_id_and_digest_follow_from_the_call_S7() -> None:

@@ -41,6 +41,7 @@ from tao.policy import Policy
 from tao.protocol.labels import Labels
 from tao.runs import Start, begin, build_setup, describe_error, reopen
 from tao.state import Checkpoint, Decision, RunConfig
+from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult, Status
 
@@ -86,6 +87,9 @@ class Agent:
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed here.
         self._memory: dict[str, Checkpoint] = {}
+        #: Where runs send their spans (OpenTelemetry, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
+        #: set or the program set a global TracerProvider); ``None``: nowhere, at no cost.
+        self.telemetry: Telemetry | None = from_environment()
 
     @property
     def labels(self) -> Labels:
@@ -275,7 +279,7 @@ class _SyncDriver(Driver):
     def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started = time.perf_counter()
         try:
-            reply = self.agent.model.complete(request.request, self.on_text(request.step))
+            reply = self.model.complete(request.request, self.on_text(request.step))
         except Exception as error:  # a backend failure ends the run with status error
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
@@ -314,7 +318,7 @@ class _AsyncDriver(Driver):
         return self.close(result, request)
 
     async def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
-        started, model = time.perf_counter(), self.agent.model
+        started, model = time.perf_counter(), self.model
         on_text = self.on_text(request.step)
         try:
             acomplete = getattr(model, "acomplete", None)

@@ -36,6 +36,7 @@ from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.agent import Agent
+    from tao.telemetry import RunTracing
 
 Emit = Callable[[Event], None]
 #: What the loop asks for that may take time: a model, a person, tools.
@@ -65,16 +66,23 @@ class Driver:
             from tao.store import RunRecorder
 
             self.observers.insert(0, RunRecorder(self.store, agent.config))
+        #: The run's spans (``agent.telemetry``); ``None``, and no cost, when nobody collects them.
+        self.tracing: RunTracing | None = None
+        self.model = agent.model
+        if agent.telemetry is not None:
+            self.tracing = agent.telemetry.start()
+            self.model = self.tracing.model(agent.model)
+            self.observers.insert(0, self.tracing)  # first: a failing run log still ends them
 
     def open(self, start: Start) -> RunResult:
         self.result = start.result
-        with _partial(start.result):
+        with self._partial(start.result):
             for observer in self.observers:
                 observer.on_start(start.result)
         return start.result
 
     def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
-        with _partial(result):
+        with self._partial(result):
             self._note(request, result)
 
     def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
@@ -101,6 +109,8 @@ class Driver:
                 ending: Ending = stop.value
                 return ending
             if not isinstance(request, SaveCheckpoint | StepDone):
+                if self.tracing is not None:
+                    self.tracing.turn(request.step)
                 return request
             self.note(request, result)
             answer = None
@@ -128,7 +138,7 @@ class Driver:
         if ending.answer is not None and self.agent.setup.output is not None:
             result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
-        with _partial(result):
+        with self._partial(result):
             for observer in self.observers:
                 observer.on_finish(result)
         self.emit(FinalEvent(result))
@@ -168,28 +178,31 @@ class Driver:
     def jobs(self, request: RunTools) -> list[Callable[[], Outcome]]:
         """One call each: confirmed unchanged since its approval, bounded by the run's time."""
         executor = self.agent.executor
-        return [
+        jobs: list[Callable[[], Outcome]] = [
             functools.partial(
                 execute, ready, executor, timeout_s=request.timeout_s, approved_preview=shown
             )
             for ready, shown in zip(request.calls, request.approved_previews, strict=True)
         ]
+        return jobs if self.tracing is None else self.tracing.tools(request, jobs)
 
     def parallel(self, request: RunTools) -> int:
         """How many calls of one reply may run at once (a custom executor: one at a time)."""
         custom = self.agent.executor is not call_tool
         return 1 if custom else min(len(request.calls), MAX_PARALLEL_CALLS)
 
-
-@contextmanager
-def _partial(result: RunResult) -> Iterator[None]:
-    """A fatal error while recording (the run log failed) carries the run so far."""
-    try:
-        yield
-    except FatalError as error:
-        if error.partial is None:
-            error.partial = result
-        raise
+    @contextmanager
+    def _partial(self, result: RunResult) -> Iterator[None]:
+        """A fatal error while recording (the run log failed) carries the run so far, and
+        ends the run's spans."""
+        try:
+            yield
+        except FatalError as error:
+            if error.partial is None:
+                error.partial = result
+            if self.tracing is not None:
+                self.tracing.abandon(error)
+            raise
 
 
 def _preview(ready: Ready) -> str | None:

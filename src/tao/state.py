@@ -31,6 +31,36 @@ CHECKPOINT_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvalTag:
+    """Which benchmark question a run answers: ``tao eval`` records it with each run, so
+    the run log and the web page tell an eval's runs apart and show the expected answer."""
+
+    benchmark: str
+    """``hotpotqa`` or ``fever``."""
+    question_id: str
+    """The question's id in the benchmark file."""
+    gold: str
+    """The benchmark's answer (the run is scored against it)."""
+    strategy: str | None = None
+    """The prompting strategy (``react``, ``cot-sc``…)."""
+
+    def to_json(self) -> JSONObject:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> EvalTag:
+        """Read a stored tag; a wrong shape is a :class:`StateError`."""
+        if not isinstance(data, dict):
+            raise StateError(f"stored config: eval_tag must be an object, not {data!r}")
+        values = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        if not all(isinstance(values[n], str) for n in ("benchmark", "question_id", "gold")) or (
+            not isinstance(values["strategy"], str | None)
+        ):
+            raise StateError(f"stored config: eval_tag has missing or mistyped fields: {data!r}")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunConfig:
     """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
 
@@ -76,6 +106,8 @@ class RunConfig:
     """Fence tool output read from the world as untrusted data (SPEC S4)."""
     output_schema: JSONObject | None = None
     """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
+    eval_tag: EvalTag | None = None
+    """The benchmark question an eval's run answers; ``None`` outside ``tao eval``."""
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words
@@ -95,6 +127,7 @@ class RunConfig:
     def to_json(self) -> JSONObject:
         data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["tools"] = list(self.tools)
+        data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
         return data
 
     @classmethod
@@ -106,6 +139,8 @@ class RunConfig:
         if not isinstance(tools, list):
             raise StateError(f"stored config: tools must be a list, not {tools!r}")
         values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        tag = data.get("eval_tag")
+        values["eval_tag"] = None if tag is None else EvalTag.from_json(tag)
         try:
             return cls(**values)  # type: ignore[arg-type]
         except (TypeError, ValueError) as error:

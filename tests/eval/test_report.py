@@ -50,3 +50,34 @@ def test_report_without_results_is_a_clear_error(tmp_path: Path) -> None:
         load_results([tmp_path])
     with pytest.raises(ReportError, match="no results file or folder"):
         load_results([tmp_path / "missing.jsonl"])
+
+
+def _texts(ax: object) -> list[str]:
+    return [text.get_text() for text in ax.texts]  # type: ignore[attr-defined]
+
+
+def test_chart_bars_carry_their_values_and_a_small_sample_warns(tmp_path: Path) -> None:
+    """Every bar is labelled with its score (the paper's too, n/a where it has none), and a
+    panel scored on fewer than 30 questions says its differences may be noise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tao.eval.report import SMALL_SAMPLE_WARNING, draw_panel
+    from tao.eval.summary import PAPER
+
+    small, large = tmp_path / "small", tmp_path / "large"
+    for folder, count in ((small, 4), (large, 40)):
+        folder.mkdir()
+        _write(folder, "react", [1.0, 0.0, 1.0, 1.0] * (count // 4))
+    for folder, warned in ((small, True), (large, False)):
+        ((key, summaries),) = load_results([folder]).items()
+        fig, ax = plt.subplots()
+        draw_panel(ax, *key, summaries)
+        texts = _texts(ax)
+        plt.close(fig)
+        paper = f"{PAPER['hotpotqa']['react']:.1f}"
+        assert texts[:2] == ["75.0", paper], texts  # ours, then the paper's
+        assert (SMALL_SAMPLE_WARNING in texts) is warned
+    assert SMALL_SAMPLE_WARNING == "small sample (n < 30): differences may be noise"

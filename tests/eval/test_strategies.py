@@ -13,6 +13,7 @@ from tao.eval.data import load_questions
 from tao.eval.record import QuestionRecord
 from tao.eval.runner import run_strategy
 from tao.models.replay import ReplayModel
+from tao.state import EvalTag
 from tao.store import Store
 
 from .conftest import EvalData
@@ -60,6 +61,11 @@ def test_standard_answers_directly_and_is_recorded(eval_data: EvalData, replay: 
     first_turns = stored.steps[0].model_input
     assert first_turns[0]["content"].startswith("[STANDARD]")
     assert first_turns[1]["content"] == "Question: Who was Milhouse named after?"
+    # the run log says which question it answered and what was expected (the web page shows it)
+    assert stored.config is not None
+    assert stored.config.eval_tag == EvalTag(
+        benchmark="hotpotqa", question_id=records[1].id, gold=records[1].gold, strategy="standard"
+    )
 
 
 def test_cot_stops_at_the_next_example(eval_data: EvalData, replay: Replay) -> None:

@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tao.errors import ConfigError
 from tao.eval.config import ALL_ORDER
 from tao.eval.record import QuestionRecord
 from tao.eval.results import ResultsFile
 from tao.eval.summary import PAPER, PAPER_MODEL, StrategySummary, score, score_name, summarize
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: (benchmark, model) → strategy → summary
 Groups = dict[tuple[str, str], dict[str, StrategySummary]]
@@ -76,22 +80,39 @@ def write_chart(groups: Groups, output: Path) -> Path:
         len(panels), 1, figsize=(9, 3.6 * len(panels)), squeeze=False, constrained_layout=True
     )
     for ax, ((benchmark, model), summaries) in zip(axes[:, 0], panels, strict=True):
-        metric = score_name(benchmark)
-        names = list(summaries)
-        ours = [100 * score(summaries[n], benchmark) for n in names]
-        paper = [PAPER.get(benchmark, {}).get(n, 0.0) for n in names]
-        xs = range(len(names))
-        width = 0.38
-        bars = ax.bar([x - width / 2 for x in xs], ours, width, label=model, color="#3b7dd8")
-        ax.bar([x + width / 2 for x in xs], paper, width, label=PAPER_MODEL, color="#bbbbbb")
-        ax.bar_label(bars, fmt="%.1f", fontsize=8)
-        ax.set_xticks(list(xs), [f"{name}\nn={summaries[name]['n']}" for name in names])
-        label = "accuracy %" if metric == "accuracy" else "exact match %"
-        ax.set_ylabel(label)
-        ax.set_title(f"{benchmark}: {model} vs {PAPER_MODEL} (paper)")
-        ax.set_ylim(0, 100)
-        ax.legend(loc="upper left", fontsize=8)
+        draw_panel(ax, benchmark, model, summaries)
     output.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=120)
     plt.close(fig)
     return output
+
+
+#: Fewer questions than this and a difference of a few points is likely noise.
+SMALL_SAMPLE = 30
+SMALL_SAMPLE_WARNING = f"small sample (n < {SMALL_SAMPLE}): differences may be noise"
+
+
+def draw_panel(ax: Axes, benchmark: str, model: str, summaries: dict[str, StrategySummary]) -> None:
+    """One benchmark and model: each strategy's score beside the paper's, every bar labelled
+    with its value (``n/a`` where the paper has none), and a warning when a strategy was
+    scored on fewer than :data:`SMALL_SAMPLE` questions."""
+    metric = score_name(benchmark)
+    names = list(summaries)
+    ours = [100 * score(summaries[n], benchmark) for n in names]
+    known = PAPER.get(benchmark, {})
+    paper = [known.get(n, 0.0) for n in names]
+    xs = range(len(names))
+    width = 0.38
+    bars = ax.bar([x - width / 2 for x in xs], ours, width, label=model, color="#3b7dd8")
+    theirs = ax.bar([x + width / 2 for x in xs], paper, width, label=PAPER_MODEL, color="#bbbbbb")
+    ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.bar_label(theirs, labels=[f"{known[n]:.1f}" if n in known else "n/a" for n in names],
+                 fontsize=8, color="#555555")  # fmt: skip
+    ax.set_xticks(list(xs), [f"{name}\nn={summaries[name]['n']}" for name in names])
+    ax.set_ylabel("accuracy %" if metric == "accuracy" else "exact match %")
+    ax.set_title(f"{benchmark}: {model} vs {PAPER_MODEL} (paper)")
+    ax.set_ylim(0, 110)  # room for the labels above a bar at 100
+    ax.legend(loc="upper left", fontsize=8)
+    if any(summaries[n]["n"] < SMALL_SAMPLE for n in names):
+        ax.text(0.99, 0.97, SMALL_SAMPLE_WARNING, transform=ax.transAxes, ha="right", va="top",
+                fontsize=9, color="#b35900", fontweight="bold")  # fmt: skip

@@ -32,7 +32,7 @@ from tao.eval.prompts import PromptKind, PromptSet
 from tao.eval.record import QuestionRecord, RecordStatus
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
-from tao.state import RunConfig
+from tao.state import EvalTag, RunConfig
 from tao.trace import RunResult, Status, StepKind
 
 if TYPE_CHECKING:
@@ -165,7 +165,10 @@ class _QuestionRun:
 
     def _once(self, kind: PromptKind, *, temperature: float) -> str | None:
         """One agent run of prompt ``kind``; returns its cleaned answer or ``None``."""
-        config = self.config.agent_config(kind, self.prompts, temperature)
+        question = self._question
+        tag = EvalTag(benchmark=self.config.benchmark, question_id=question.id,
+                      gold=question.gold, strategy=self.config.strategy)  # fmt: skip
+        config = self.config.agent_config(kind, self.prompts, temperature).replace(eval_tag=tag)
         record: bool | Store = self.store if self.store is not None else False
         agent = Agent(self.model, config=config, record=record)  # tools: config.tools
         result = agent.run(self._question.question)

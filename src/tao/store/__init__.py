@@ -5,6 +5,7 @@
     store = Store.open()        # $TAO_HOME/tao.db, or TAO_DATABASE_URL's PostgreSQL
     agent.run(task, observers=[RunRecorder(store, agent.config)])
     store.list_runs(limit=5)
+    store.find_runs(RunQuery(text="README", status="finished", offset=20))
     store.get_run("3f2a")       # a unique id prefix is enough
 
 :class:`Store` is the interface (:mod:`tao.store.base`); :class:`SQLiteStore`
@@ -15,7 +16,8 @@ extra) on a server.
 from __future__ import annotations
 
 from tao.paths import default_db_path
-from tao.store.base import STATUSES, Store
+from tao.store.base import Store
+from tao.store.query import STATUSES, RunPage, RunQuery
 from tao.store.recorder import RunRecorder
 from tao.store.rows import RunSummary
 from tao.store.schema import SCHEMA_VERSION
@@ -24,6 +26,8 @@ from tao.store.sqlite import SQLiteStore
 __all__ = [
     "SCHEMA_VERSION",
     "STATUSES",
+    "RunPage",
+    "RunQuery",
     "RunRecorder",
     "RunSummary",
     "SQLiteStore",

@@ -34,6 +34,7 @@ from tao.paths import DATABASE_URL_ENV, database_url
 from tao.redacted import redact_json, redact_optional
 from tao.state import Checkpoint, PendingCall, RunConfig
 from tao.store import private, transcript
+from tao.store.query import RunPage, RunQuery, find_runs, models
 from tao.store.retry import retrying
 from tao.store.rows import (
     SELECT_SUMMARY,
@@ -50,9 +51,6 @@ from tao.store.steps import insert_step, read_steps, stored_indexes
 from tao.trace import RunResult, Status, Step, Usage
 
 T = TypeVar("T")
-
-#: Every status :meth:`Store.list_runs` can filter on.
-STATUSES: tuple[str, ...] = tuple(str(status) for status in Status)
 
 _FINISH = """
     UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
@@ -248,26 +246,19 @@ class Store(ABC):
     def list_runs(self, limit: int = 20, status: str | None = None) -> list[RunSummary]:
         """The ``limit`` most recently started runs, newest first, optionally of one status.
 
-        A ``running`` row whose process is gone counts as ``interrupted``, so those
-        two filters read every row recorded as running and sort them out here.
+        A ``running`` row whose process is gone counts as ``interrupted`` (see
+        :mod:`tao.store.query`).
         """
-        if status is not None and status not in STATUSES:
-            raise StoreError(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
-        live = status in (Status.RUNNING, Status.INTERRUPTED)
-        where, params = "", list[SQLValue]()
-        if live:
-            where, params = "WHERE status IN (?, ?)", [str(status), str(Status.RUNNING)]
-        elif status is not None:
-            where, params = "WHERE status = ?", [status]
-        query = f"{SELECT_SUMMARY} {where} ORDER BY started_at DESC, rowid DESC"
-        if not live:
-            query += " LIMIT ?"
-            params.append(max(limit, 0))
-        rows = self._retrying(lambda conn: conn.execute(query, params).fetchall(), write=False)
-        summaries = [summary_from_row(row) for row in rows]
-        if live:
-            summaries = [s for s in summaries if s.status == status]
-        return summaries[: max(limit, 0)]
+        return self.find_runs(RunQuery(status=status, limit=limit)).runs
+
+    def find_runs(self, query: RunQuery) -> RunPage:
+        """One page of the runs matching ``query`` (task text, status, model), newest first,
+        and how many match in all; filtered, counted and paged by the database."""
+        return self._retrying(lambda conn: find_runs(conn, query), write=False)
+
+    def models(self) -> list[str]:
+        """Every model spec the log holds runs of, sorted."""
+        return self._retrying(models, write=False)
 
     def resolve(self, run_id_or_prefix: str) -> str:
         """The full id of the one run whose id starts with ``run_id_or_prefix``."""

@@ -1,6 +1,7 @@
 """``tao ui``'s routes as an ASGI app (Starlette), behind :class:`tao.server.guard.Guard`.
 
-    GET  /                     runs, newest first, and the runs waiting for approval
+    GET  /                     runs, newest first (?q=TEXT&status=&model=&page=N), and
+                               the runs waiting for approval
     GET  /runs/RUN_ID          one run's steps (a unique id prefix redirects to the full id)
     GET  /api/runs[/RUN_ID]    the same as JSON: {version, html, live, ...}
     GET  /live, /live/runs/ID  the same as server-sent events, whenever it changes
@@ -29,13 +30,12 @@ from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
 from tao.store import Store
 from tao.trace import Status
-from tao.ui import pages
+from tao.ui import listing, pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.live import LiveStreams, LiveUpdate
 
 __all__ = ["Decision", "UiApp", "message"]
 
-_RUN_LIMIT = 100
 _MAX_CALLS = 50
 
 
@@ -95,10 +95,11 @@ class UiApp:
 
     # -- rendering (blocking: the run log) -------------------------------------------------
 
-    def index_update(self) -> LiveUpdate:
-        summaries = self.store.list_runs(limit=_RUN_LIMIT)
-        prefixes = self.store.unique_prefixes(s.run_id for s in summaries)
-        body = pages.index_body(summaries, prefixes, all_pending(self.store), csrf=self.csrf)
+    def index_update(self, filters: listing.Filters) -> LiveUpdate:
+        found = self.store.find_runs(filters.query())
+        prefixes = self.store.unique_prefixes(s.run_id for s in found.runs)
+        body = listing.index_body(found, filters, models=self.store.models(), prefixes=prefixes,
+                                  pending=all_pending(self.store), csrf=self.csrf)  # fmt: skip
         return {"version": pages.version_of(body), "html": body, "live": True}
 
     def run_update(self, run_id: str) -> LiveUpdate:
@@ -127,12 +128,26 @@ class UiApp:
 
     # -- routes ----------------------------------------------------------------------------
 
+    def _filters(self, request: Request) -> listing.Filters | Response:
+        """The run list's filters from the query string, or a 400 page saying what is wrong."""
+        try:
+            return listing.Filters.parse(request.query_params)
+        except StoreError as error:
+            return message(400, "Bad filter", str(error), where=self.store.where)
+
     async def home(self, request: Request) -> Response:
-        update = await anyio.to_thread.run_sync(self.index_update)
-        return self.page("Runs", update, "/live")
+        filters = self._filters(request)
+        if isinstance(filters, Response):
+            return filters
+        update = await anyio.to_thread.run_sync(self.index_update, filters)
+        query = request.url.query
+        return self.page("Runs", update, f"/live?{query}" if query else "/live")
 
     async def runs_json(self, request: Request) -> Response:
-        return JSONResponse(dict(await anyio.to_thread.run_sync(self.index_update)))
+        filters = self._filters(request)
+        if isinstance(filters, Response):
+            return filters
+        return JSONResponse(dict(await anyio.to_thread.run_sync(self.index_update, filters)))
 
     async def run_page(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -147,7 +162,11 @@ class UiApp:
         return JSONResponse(dict(update))
 
     async def live_index(self, request: Request) -> Response:
-        return self.streams.response(self.index_update, request.query_params.get("v"))
+        filters = self._filters(request)
+        if isinstance(filters, Response):
+            return filters
+        update = partial(self.index_update, filters)
+        return self.streams.response(update, request.query_params.get("v"))
 
     async def live_run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]

@@ -34,8 +34,9 @@ pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
 .top .brand { color: #f0f3f6; font-weight: 600; font-size: 17px; }
 .top .logo { font-family: var(--mono); background: #f0f3f6; color: #24292f;
   border-radius: 4px; padding: 0 6px; margin-right: 4px; }
-.top .where { color: #9ea7b3; font-family: var(--mono); font-size: 12px; margin-left: auto; }
-main { max-width: 1080px; margin: 0 auto; padding: 20px 28px 60px; }
+.top .where { color: #9ea7b3; font-family: var(--mono); font-size: 12px; margin-left: auto;
+  min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+main { max-width: 1200px; margin: 0 auto; padding: 20px 28px 60px; }
 h1 { font-size: 21px; margin: 0 0 8px; font-weight: 600; white-space: pre-wrap; }
 h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted);
   margin: 26px 0 10px; }
@@ -47,20 +48,42 @@ h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .06em; color: v
   border-color: #d8b9ff; }
 .s-error, .s-interrupted { background: var(--red-bg); color: var(--red); }
 .s-running { background: var(--blue-bg); color: var(--action-fg); }
-table.runs { width: 100%; border-collapse: collapse; background: var(--card);
-  border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
-.runs th, .runs td { text-align: left; padding: 8px 12px; border-bottom: 1px solid var(--line);
-  vertical-align: top; }
+.table-wrap { max-width: 100%; overflow-x: auto; background: var(--card);
+  border: 1px solid var(--line); border-radius: 8px; }
+table.runs { width: 100%; border-collapse: collapse; table-layout: fixed; }
+.runs th, .runs td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line);
+  vertical-align: top; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .runs th { font-size: 12px; color: var(--muted); font-weight: 600; background: #f6f8fa; }
 .runs tr:last-child td { border-bottom: 0; }
 .runs tr:hover td { background: #f6f8fa; }
 .runs .num { text-align: right; font-variant-numeric: tabular-nums; }
 .runs .id { font-family: var(--mono); font-size: 13px; }
-.runs .model { color: var(--muted); font-size: 13px; max-width: 220px; overflow: hidden;
+.runs .c-id { width: 112px; } .runs .c-when { width: 142px; } .runs .c-status { width: 148px; }
+.runs .c-steps { width: 68px; } .runs .c-tokens { width: 82px; }
+.runs .c-duration { width: 88px; } .runs .c-cost { width: 88px; }
+.runs .c-model { width: 130px; } .runs .c-task { width: auto; }
+.runs td.c-model { color: var(--muted); font-size: 13px; }
+.runs td.c-when, .runs td.c-cost, .runs td.c-duration { font-size: 13px; }
+.runs td.c-task a { color: var(--fg); display: block; overflow: hidden;
   text-overflow: ellipsis; white-space: nowrap; }
-.runs .when, .runs td:nth-child(3) { white-space: nowrap; }
-.runs .task a { color: var(--fg); display: block; max-width: 460px; overflow: hidden;
-  text-overflow: ellipsis; white-space: nowrap; }
+.runs .tag { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  font-size: 12px; color: var(--magenta); }
+@media (max-width: 960px) {
+  main { padding: 16px 14px 40px; }
+  .runs .c-when, .runs .c-steps, .runs .c-tokens { display: none; }
+  .runs .c-model { width: 100px; } .runs .c-status { width: 136px; }
+}
+.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 0 0 12px; }
+.filters input, .filters select { font: inherit; font-size: 14px; padding: 4px 10px;
+  border: 1px solid var(--line); border-radius: 6px; background: var(--card); min-width: 0;
+  max-width: 100%; }
+.filters input { flex: 1 1 220px; }
+.filters button { background: var(--card); color: var(--accent); }
+.filters .clear { font-size: 13px; }
+.pager { display: flex; gap: 16px; align-items: center; justify-content: center;
+  margin: 12px 0; font-size: 14px; }
+.pager .where { color: var(--muted); }
+.pager .off { color: var(--faint); }
 .empty { color: var(--muted); }
 .run-head { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 16px 20px; }
@@ -123,6 +146,12 @@ details.model-io summary { cursor: pointer; color: var(--accent); font-size: 12p
   border-radius: 6px; }
 .preview { background: var(--obs-bg); border: 1px solid var(--line); border-radius: 6px;
   padding: 8px 12px; max-height: 300px; overflow: auto; }
+pre.diff .d-add { color: var(--green); background: var(--green-bg); }
+pre.diff .d-del { color: var(--red); background: var(--red-bg); }
+pre.diff .d-hunk { color: var(--magenta); font-weight: 600; }
+pre.diff .d-file { color: var(--muted); font-weight: 600; }
+.eval-tag { margin-top: 6px; }
+.eval-tag .gold b { color: var(--green); }
 details.reply { font-size: 13px; margin: 6px 0; }
 details.reply summary { cursor: pointer; color: var(--accent); font-size: 12px; }
 details.reply pre { color: var(--muted); padding: 6px 0 0; }
@@ -150,6 +179,13 @@ JS = """
     const button = event.target.querySelector("button");
     if (button) { setTimeout(function () { button.disabled = true; }, 0); }
   });
+  // A filter of the run list applies as soon as it is chosen.
+  document.addEventListener("change", function (event) {
+    const el = event.target;
+    if (el.tagName === "SELECT" && el.form && el.form.classList.contains("filters")) {
+      el.form.requestSubmit();
+    }
+  });
   const live = document.getElementById("live");
   if (!live || !live.dataset.live || !window.EventSource) { return; }
   let version = live.dataset.version || "";
@@ -172,7 +208,9 @@ JS = """
     document.dispatchEvent(new CustomEvent("tao:updated"));
   }
   setInterval(function () { if (waiting) { apply(waiting); } }, 1000);
-  const source = new EventSource(live.dataset.live + "?v=" + encodeURIComponent(version));
+  const url = live.dataset.live;
+  const source = new EventSource(url + (url.indexOf("?") < 0 ? "?" : "&") + "v=" +
+                                 encodeURIComponent(version));
   source.addEventListener("update", function (event) {
     const data = JSON.parse(event.data);
     apply(data);

@@ -1,8 +1,10 @@
-"""HTML of ``tao ui``: the run list, one run's steps, pending approvals (SPEC M3, S3).
+"""HTML of ``tao ui``: one run's steps, pending approvals (SPEC M3, S3); the run list
+is :mod:`tao.ui.listing`.
 
 Every piece of text that came from a run (task, thought, argument, observation,
-model input, error) goes through :func:`html.escape` here and nowhere else is
-HTML built, so a tool output holding ``<script>`` shows as text. The page looks
+model input, error) goes through :func:`html.escape` here, in :mod:`tao.ui.listing`
+and in :mod:`tao.ui.diff`, and nowhere else is HTML built, so a tool output
+holding ``<script>`` shows as text. The page looks
 like ``tao runs show``: thought quiet, action highlighted, observation boxed,
 errors red. Styles and script are served from ``/static/`` (see
 :mod:`tao.ui.assets`), so the Content-Security-Policy can forbid inline script.
@@ -27,9 +29,11 @@ from tao.format import (
     step_costs,
 )
 from tao.protocol.labels import Labels
+from tao.state import EvalTag, RunConfig
 from tao.store import RunSummary
 from tao.trace import RunResult, Status, Step, StepKind
 from tao.ui.approval import Pending
+from tao.ui.diff import text_block
 
 #: Statuses whose page keeps listening for news.
 LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
@@ -81,47 +85,43 @@ def layout(title: str, body: str, *, csrf: str, where: str, live_url: str | None
 """
 
 
-# -- the run list -----------------------------------------------------------------------
+# -- what every view shows of a run ----------------------------------------------------
 
 
-def index_body(
-    summaries: list[RunSummary],
-    prefixes: dict[str, str],
-    pending: list[Pending],
-    *,
-    csrf: str,
-) -> str:
-    """Pending approvals first (they block a run), then the most recent runs."""
-    parts = []
-    if pending:
-        parts.append(f'<section class="approvals"><h2>Waiting for you ({len(pending)})</h2>')
-        parts.extend(approval_card(item, csrf=csrf, link=True) for item in pending)
-        parts.append("</section>")
-    parts.append("<section><h2>Runs</h2>")
-    if not summaries:
-        parts.append('<p class="empty">No runs yet. Start one with <code>tao run "…"</code>.</p>')
-    else:
-        parts.append(
-            '<table class="runs"><thead><tr><th>ID</th><th>Started</th><th>Status</th>'
-            '<th class="num">Steps</th><th class="num">Tokens</th><th>Model</th>'
-            "<th>Task</th></tr></thead><tbody>"
-        )
-        parts.extend(_run_row(s, prefixes.get(s.run_id, s.run_id)) for s in summaries)
-        parts.append("</tbody></table>")
-    parts.append("</section>")
-    return "\n".join(parts)
+def cost_usd(run: object) -> float | None:
+    """The run's money cost in US dollars, if the run log knows it: ``cost_usd`` of the
+    summary or of its usage; absent, ``None`` or not a number reads as unknown."""
+    for source in (run, getattr(run, "usage", None)):
+        value = getattr(source, "cost_usd", None)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return None
 
 
-def _run_row(summary: RunSummary, prefix: str) -> str:
-    link = run_url(summary.run_id)
+def cost_text(run: object) -> str:
+    """``$0.0123``, or ``unknown`` when the run log has no cost for the run (never a guessed 0)."""
+    cost = cost_usd(run)
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def eval_words(tag: EvalTag) -> str:
+    """``hotpotqa question 5a8b…, gold answer: yes (react)``: an eval run's tag in words."""
+    strategy = f" ({tag.strategy})" if tag.strategy else ""
+    return f"{tag.benchmark} question {tag.question_id}, gold answer: {tag.gold}{strategy}"
+
+
+def _eval_head(config: RunConfig | None) -> str:
+    tag = config.eval_tag if config is not None else None
+    if tag is None:
+        return ""
+    strategy = (
+        f' <span><span class="k">strategy</span> {e(tag.strategy)}</span>' if tag.strategy else ""
+    )
     return (
-        f'<tr data-run="{e(summary.run_id)}">'
-        f'<td><a class="id" href="{e(link)}">{e(prefix)}</a></td>'
-        f'<td class="when">{e(format_time(summary.started_at, seconds=False))}</td>'
-        f"<td>{badge(summary.status)}</td>"
-        f'<td class="num">{summary.steps}</td><td class="num">{summary.tokens:,}</td>'
-        f'<td class="model" title="{e(summary.model)}">{e(summary.model)}</td>'
-        f'<td class="task"><a href="{e(link)}">{e(summary.task)}</a></td></tr>'
+        f'<div class="meta eval-tag"><span><span class="k">benchmark</span> {e(tag.benchmark)}'
+        f'</span> <span><span class="k">question</span> <code>{e(tag.question_id)}</code></span>'
+        f' <span class="gold"><span class="k">gold answer</span> <b>{e(tag.gold)}</b></span>'
+        f"{strategy}</div>"
     )
 
 
@@ -139,7 +139,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
         f'<div class="call" data-call="{e(call.id)}"><span class="effects">'
         f"{e(_effects(call.effects))}</span>"
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
-        + (f'<pre class="preview">{e(call.preview)}</pre>' if call.preview else "")
+        + (text_block(call.preview, "preview") if call.preview else "")
         for call in item.calls
     )
     thought = (
@@ -197,6 +197,8 @@ def run_body(
     """Header, the pending call (if any), every step, and how the run ended."""
     labels = labels_for(result.lang)
     cost = run_costs(result, summary.status, summary.duration_s)
+    known = summary if cost_usd(summary) is not None else result
+    cost += f" · cost {cost_text(known)}"
     parts = [
         f"""<section class="run-head" data-status="{e(summary.status)}">
   <h1>{e(result.task)}</h1>
@@ -205,6 +207,7 @@ def run_body(
     <span><span class="k">model</span> {e(result.model)}</span>
     <span><span class="k">lang</span> {e(result.lang)}</span>
     <span><span class="k">started</span> {e(format_time(result.started_at))}</span></div>
+  {_eval_head(result.config)}
   <div class="cost">{e(cost)}</div>
 </section>"""
     ]
@@ -268,7 +271,7 @@ def step_html(step: Step, labels: Labels) -> str:
         parts.append(
             f'<div class="observation{" bad" if bad else ""}">'
             f'<span class="label">{e(labels.observation)}</span>'
-            f"<pre>{e(step.observation)}</pre></div>"
+            f"{text_block(step.observation)}</div>"
         )
     parts.append(f'<div class="costs">{e(step_costs(step))}</div>')
     parts.append(_model_io(step))
