@@ -102,8 +102,16 @@ class StoreError(FatalError):
     """The run log cannot be opened, read or written: corrupt, newer schema, missing run."""
 
 
+class UnknownRunError(StoreError):
+    """A run id (or prefix) that names no run, or more than one: the caller mistyped it."""
+
+
 class StateError(StoreError):
     """A stored checkpoint or config that cannot be read back (corrupt, or from a newer tao)."""
+
+
+class MissingPackageError(FatalError):
+    """An optional feature whose package is not installed; the message gives the pip line."""
 
 
 class ResumeError(FatalError):

@@ -27,6 +27,7 @@ __all__ = [
     "format_seconds",
     "format_time",
     "labels_for",
+    "plural",
     "run_costs",
     "status_word",
     "step_costs",
@@ -69,6 +70,15 @@ def status_word(status: str) -> str:
 def labels_for(lang: str) -> Labels:
     """The run's label language (Thought, Action, ...), English when unknown."""
     return LABELS.get(lang, LABELS["en"])
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 steps``; ``many`` when adding an ``s`` is wrong.
+
+    Every count a person reads goes through here, so the terminal and the web page
+    never say ``1 steps``.
+    """
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -128,7 +138,7 @@ def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
     """
     usage = result.usage
     cost = (
-        f"{len(result.steps)} steps · {usage.model_calls} model calls · "
+        f"{plural(len(result.steps), 'step')} · {plural(usage.model_calls, 'model call')} · "
         f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
     )
     if usage.evaluated_tokens is not None:

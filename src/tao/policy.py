@@ -1,8 +1,8 @@
 """Pre-approved calls (SPEC S3): rules a person wrote, never the model or a tool.
 
 A policy is a TOML file *outside* the project the agent works in — by default
-``$TAO_HOME/policy.toml``, or ``--policy FILE`` — so no tool the agent can call
-may write it. Each rule names a tool and, optionally, a glob per argument:
+``$TAO_HOME/policy.toml``, or the file ``$TAO_POLICY`` names — so no tool the
+agent can call may write it. Each rule names a tool and, optionally, a glob per argument:
 
     [[allow]]
     tool = "write_file"
@@ -113,6 +113,14 @@ class Policy:
         ones (``Ready.arguments``).
         """
         return next((rule for rule in self.rules if rule.allows(tool, arguments)), None)
+
+    def may_pause(self, tool: Tool) -> bool:
+        """Whether a call of ``tool`` may wait for a person: it has side effects and no
+        rule pre-approves every call of it (a rule with no argument globs)."""
+        if tool.read_only:
+            return False
+        name = normal_name(tool.name)
+        return not any(normal_name(r.tool) == name and not r.arguments for r in self.rules)
 
     @classmethod
     def load(cls, path: Path) -> Policy:

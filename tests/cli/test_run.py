@@ -190,7 +190,7 @@ def test_unknown_tool_set_is_a_clear_error(tao_cli: Any, replay: Replay) -> None
     out = tao_cli(
         "run", "x", "--model", f"replay:{replay(['Action: finish[x]'])}", "--tools", "web"
     )
-    assert out.returncode == 1
+    assert out.returncode == 2  # a usage error, like every other
     assert "Traceback" not in out.stderr
     assert "web" in out.stderr and "calc" in out.stderr
 

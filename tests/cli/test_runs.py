@@ -87,8 +87,8 @@ def logged(tao_home: Path, store_backend: str) -> dict[str, RunResult]:
     }
 
 
-def _assert_one_line_error(out: Any, *fragments: str) -> None:
-    assert out.returncode == 1
+def _assert_one_line_error(out: Any, *fragments: str, code: int = 1) -> None:
+    assert out.returncode == code
     assert out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr
@@ -205,16 +205,19 @@ def test_export_jsonl_to_stdout_and_to_a_file_M3(
 def test_unknown_and_ambiguous_ids_are_one_line_errors_M3(
     tao_cli: Any, logged: dict[str, RunResult], tmp_path: Path
 ) -> None:
-    """M3: a bad id is one clear line on stderr and exit code 1, no traceback."""
-    _assert_one_line_error(tao_cli("runs", "show", "ffff"), "Error: no run with id 'ffff'")
+    """M3: a bad id is one clear line on stderr and exit code 2 (a usage error), no traceback."""
+    out = tao_cli("runs", "show", "ffff")
+    _assert_one_line_error(out, "Error: no run with id 'ffff'", code=2)
     _assert_one_line_error(
         tao_cli("runs", "show", "0193"),
         "ambiguous",
         "0193b0000002bbbb",
         "0193a0000001aaaa",
+        code=2,
     )
     target = tmp_path / "never.jsonl"
-    _assert_one_line_error(tao_cli("runs", "export", "nope", "-o", str(target)), "no run")
+    out = tao_cli("runs", "export", "nope", "-o", str(target))
+    _assert_one_line_error(out, "no run", code=2)
     assert not target.exists()
 
 

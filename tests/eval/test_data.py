@@ -119,11 +119,11 @@ def test_cli_errors_name_file_line_and_strategy(
     bad.write_text(json.dumps({"question": "Q", "answer": "A"}) + "\n[1, 2\n", encoding="utf-8")
     args = ["--corpus", str(eval_data.corpus), "--model", "replay:none.json"]
     result = tao_cli("eval", "hotpotqa", "--questions", str(bad), *args)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error: the file named on the command line
     assert f"{bad}:2: not valid JSON" in result.stderr
     missing = eval_data.root / "missing.jsonl"
     result = tao_cli("eval", "hotpotqa", "--questions", str(missing), *args)
-    assert result.returncode == 1 and f"questions file not found: {missing}" in result.stderr
+    assert result.returncode == 2 and f"questions file not found: {missing}" in result.stderr
     result = tao_cli(
         "eval", "hotpotqa", "--questions", str(eval_data.questions), *args, "--strategy", "tot"
     )

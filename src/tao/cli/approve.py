@@ -13,6 +13,7 @@ import sys
 import click
 
 from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
+from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
 
 
@@ -51,7 +52,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
         _show_pending(full)
         click.echo(f"continue it with: tao resume {full}")
     except TaoError as error:
-        raise click.ClickException(str(error)) from None
+        raise cli_error(error) from None
 
 
 @click.command("deny")
@@ -66,7 +67,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
         full = deny_run(run_id, reason, calls=calls or None)
         click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
-        raise click.ClickException(str(error)) from None
+        raise cli_error(error) from None
 
 
 @click.command("resume")
@@ -83,7 +84,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     try:
         agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
     except TaoError as error:  # nothing to resume: a plain one-line error
-        raise click.ClickException(str(error)) from None
+        raise cli_error(error) from None
     try:
         with sigterm_interrupts():
             if as_json:
@@ -92,7 +93,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
                 events = agent.stream_resume(run_id, observers=[latest])
                 result = show_live(agent, run_id, events=events)
     except ResumeError as error:
-        raise click.ClickException(str(error)) from None
+        raise cli_error(error) from None
     except TaoError as error:
         failed(error, latest, as_json)
     except KeyboardInterrupt:

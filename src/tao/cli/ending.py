@@ -65,16 +65,25 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def conclude(result: RunResult, as_json: bool) -> NoReturn:
-    """Print the result (one JSON object with ``--json``) and exit with its status's code."""
+def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoReturn:
+    """Print the result (one JSON object with ``--json``) and exit with its status's code.
+
+    ``recorded=False`` (``--no-log``): the run is nowhere to resume from, so no command
+    that could not work is suggested.
+    """
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     if result.status in (Status.INTERRUPTED, Status.CANCELLED):
-        click.echo(f"{result.status}: continue it with: tao resume {result.run_id}", err=True)
+        how = (
+            f"continue it with: tao resume {result.run_id}"
+            if recorded
+            else "it was not recorded (--no-log), so it cannot be resumed"
+        )
+        click.echo(f"{result.status}: {how}", err=True)
     sys.exit(EXIT[result.status])
 
 
-def interrupted(latest: Latest, as_json: bool) -> NoReturn:
+def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoReturn:
     """Ctrl-C or SIGTERM: the driver has recorded the run as interrupted; say so, exit 130."""
     result = latest.result
     if result is None:
@@ -83,7 +92,7 @@ def interrupted(latest: Latest, as_json: bool) -> NoReturn:
             click.echo(json.dumps({"run_id": None, "status": "interrupted"}))
         sys.exit(130)
     result.status = Status.INTERRUPTED if result.status is Status.RUNNING else result.status
-    conclude(result, as_json)
+    conclude(result, as_json, recorded=recorded)
 
 
 def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.usage import cli_error
 from tao.errors import TaoError
 from tao.eval.config import (
     ALL_ORDER,
@@ -217,7 +218,10 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
         if options.executor == "ray":
             _stop_ray()
         os._exit(130)  # worker threads may be mid-question; their results are not needed
-    except (TaoError, OSError, ValueError) as error:
+    except TaoError as error:  # a bad questions file or model spec is a usage error
+        progress.close()
+        raise cli_error(error) from None
+    except (OSError, ValueError) as error:
         progress.close()
         raise click.ClickException(str(error)) from None
     progress.close()
@@ -319,7 +323,9 @@ def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
         for summaries in groups.values():
             console.print(summary_table(list(summaries.values())))
         written = write_chart(groups, output)
-    except (TaoError, OSError) as error:
+    except TaoError as error:
+        raise cli_error(error) from None
+    except OSError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"chart: {written}", err=True)
     if as_json:

@@ -14,7 +14,8 @@ import click
 from tao.act import Person
 from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
 from tao.cli.options import base_url_option, model_option, shown
-from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
+from tao.cli.usage import USAGE_ERRORS, UsageProblem, cli_error
+from tao.errors import TaoError, ToolError
 from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
 from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
@@ -108,7 +109,7 @@ ask_approval = Person(_ask_approval)
 
 _HELP = {
     "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}.",
-    "project": "Folder the file and test tools are confined to.",
+    "project": "Folder the file, write and test tools are confined to [default: .].",
     "corpus": "JSONL corpus (title, text) for the wiki tools.",
     "protocol": "native tool calling where the backend has it, else text.",
     "human": "You perform every Action and type the Observation.",
@@ -116,11 +117,12 @@ _HELP = {
     "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
     "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
     "json": "Print one JSON object instead of the live display.",
+    "no-log": "Do not record this run in the run log (it cannot pause for an approval then).",
     "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
 }
-_FOLDER = click.Path(file_okay=False, path_type=Path)
+_FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
 
@@ -129,7 +131,7 @@ _option = click.option
 @click.argument("task")
 @model_option()
 @_option("-t", "--tools", "tool_sets", multiple=True, help=_HELP["tools"])
-@_option("--project", type=_FOLDER, default=".", help=_HELP["project"])
+@_option("--project", type=_FOLDER, help=_HELP["project"])
 @_option("--corpus", type=_FILE, help=_HELP["corpus"])
 @shown("--lang", click.Choice(sorted(LABELS)), "en", "Label language of the text protocol.")
 @shown("--protocol", click.Choice(["auto", "text", "native"]), "auto", _HELP["protocol"])
@@ -145,7 +147,7 @@ _option = click.option
 @_option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'", help=_HELP["mcp"])
 @_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
 @_option("--output-schema", type=_FILE, help=_HELP["output-schema"])
-@_option("--no-log", is_flag=True, help="Do not record this run in the run log.")
+@_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
 def run(task: str, **options: Unpack[RunOptions]) -> None:
@@ -174,6 +176,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
             approve=ask_approval if interactive else None,
             record=not options["no_log"],
         )
+        _check_setup(agent, options, interactive)
         with sigterm_interrupts():
             history = parent.run_id if parent is not None else None
             if options["as_json"]:
@@ -181,16 +184,44 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
             else:
                 events = agent.stream(task, observers=[latest], history=history)
                 result = show_live(agent, task, events=events)
-    except (ModelSpecError, ConfigError) as error:
-        raise click.UsageError(str(error)) from None
+    except USAGE_ERRORS as error:
+        raise cli_error(error) from None
     except TaoError as error:
         failed(error, latest, options["as_json"])
     except KeyboardInterrupt:
-        interrupted(latest, options["as_json"])
+        interrupted(latest, options["as_json"], recorded=not options["no_log"])
     finally:
         for server in servers:
             server.close()
-    conclude(result, options["as_json"])
+    conclude(result, options["as_json"], recorded=not options["no_log"])
+
+
+def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
+    """Refuse a run that could pause for good; say where file tools work.
+
+    With ``--no-log`` nothing is recorded, so a run paused for an approval could never
+    be resumed: a call that needs a person's yes (a tool with side effects that no
+    policy rule pre-approves in full) is refused up front unless a person answers at
+    this terminal, in this process. ``--human-tools`` alone never pauses: the person
+    performs the Actions, and read-only ones need no yes.
+    """
+    from tao.paths import default_policy_path
+
+    gated = [t.name for t in agent.tools.values() if agent.policy.may_pause(t)]
+    if options["no_log"] and gated and not interactive:
+        raise UsageProblem(
+            f"--no-log cannot be used with tools that need approval ({', '.join(gated)}) "
+            "when nobody answers at this terminal: the run would pause, and a run that is "
+            "not recorded can never be resumed. Drop --no-log, run it at a terminal without "
+            f"--no-input to approve each call, or pre-approve them in {default_policy_path()}."
+        )
+    roots = sorted({str(t.root) for t in agent.tools.values() if t.root is not None})
+    if roots and options["project"] is None:
+        click.echo(
+            f"files confined to {', '.join(roots)} (the current folder; "
+            "choose another with --project DIR)",
+            err=True,
+        )
 
 
 class RunOptions(TypedDict):
@@ -198,7 +229,7 @@ class RunOptions(TypedDict):
 
     model_spec: str
     tool_sets: tuple[str, ...]
-    project: Path
+    project: Path | None
     corpus: Path | None
     lang: str
     protocol: Literal["auto", "text", "native"]
@@ -233,7 +264,7 @@ def _config(options: RunOptions, sets: list[str]) -> RunConfig:
         model=options["model_spec"],
         tools=tuple(sets),
         grammar=not options["no_grammar"],
-        project=str(options["project"].resolve()),
+        project=str((options["project"] or Path(".")).resolve()),
         corpus=str(corpus.resolve()) if corpus else None,
     ).replace(**same)
 

@@ -6,8 +6,8 @@
     tao runs export 0193f2a1c4 --full   # each step with its whole model input
 
 The log is ``$TAO_HOME/tao.db``. A run-log problem (corrupt file, newer
-schema, unknown or ambiguous id) is one line on stderr and exit code 1,
-never a traceback.
+schema) is one line on stderr and exit code 1, never a traceback; an unknown or
+ambiguous id is a usage error, exit code 2.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from rich.table import Table
 from rich.text import Text
 
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
+from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
-from tao.format import format_time
+from tao.format import format_time, plural
 from tao.store import STATUSES, Store
 from tao.trace import Status
 
@@ -40,14 +41,15 @@ FOLLOW_UP = "↳ "
 
 
 def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Report a :class:`StoreError` as ``Error: …`` on stderr with exit code 1."""
+    """Report a :class:`StoreError` as ``Error: …`` on stderr: exit code 2 for an unknown
+    run id (a typo), 1 for a run log that cannot be read."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
         except StoreError as error:
-            raise click.ClickException(str(error)) from None
+            raise cli_error(error) from None
 
     return wrapper
 
@@ -181,5 +183,5 @@ def export_command(run_id: str, fmt: str, output: Path | None, full: bool) -> No
     try:
         output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     except OSError as error:
-        raise click.ClickException(f"cannot write {output}: {error}") from None
-    click.echo(f"Wrote {len(lines)} lines ({fmt}) to {output}", err=True)
+        raise UsageProblem(f"cannot write {output}: {error}") from None
+    click.echo(f"Wrote {plural(len(lines), 'line')} ({fmt}) to {output}", err=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from tao.cli.usage import cli_error
 from tao.errors import TaoError
 
 
@@ -82,7 +83,7 @@ def serve(
             n_threads=threads,
         )
     except TaoError as error:
-        raise click.ClickException(str(error)) from error
+        raise cli_error(error) from error
     if host in ("0.0.0.0", "::"):  # noqa: S104 - words about a bind, not a bind
         click.echo(
             f"note: listening on {host}, but only requests addressed to 127.0.0.1, localhost "

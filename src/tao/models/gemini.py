@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 from tao.errors import ModelError, ModelUnavailableError
 from tao.models import sdk
 from tao.models.base import Message, ModelReply, ModelRequest, OnText
+from tao.models.loopback import QuickConnect, is_loopback
 
 if TYPE_CHECKING:
     from google.genai import Client
@@ -79,6 +80,9 @@ class GeminiModel(sdk.SdkModel["Client"]):
         options = types.HttpOptions(
             base_url=connection.base_url,
             timeout=round(connection.timeout_s * 1000),
+            async_client_args=(
+                {"transport": QuickConnect()} if is_loopback(connection.base_url) else None
+            ),
             retry_options=types.HttpRetryOptions(
                 attempts=connection.max_retries + 1,  # 429, 408 and 5xx, exponential backoff
                 initial_delay=delay,
@@ -133,8 +137,11 @@ class GeminiModel(sdk.SdkModel["Client"]):
                 status = 401  # Gemini answers a bad key with 400
             return sdk.Failure("status", said, status=status)
         if type(error).__module__.split(".")[0] in TRANSPORTS:
-            timed_out = "Timeout" in type(error).__name__
-            return sdk.Failure("timeout" if timed_out else "connection", sdk.one_line(error))
+            kind = type(error).__name__
+            if kind == "ConnectTimeout":
+                return sdk.Failure("connection", "no connection within the connect timeout")
+            said = sdk.one_line(error)
+            return sdk.Failure("timeout" if "Timeout" in kind else "connection", said)
         return None
 
 

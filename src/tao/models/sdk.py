@@ -11,7 +11,9 @@ provider-neutral :class:`Failure`). This base does the rest, once, for all three
 - ``ModelRequest.timeout_s`` as a bound on the whole call, retries included;
 - a server that refuses ``stop``, ``temperature`` or streaming with a 400 naming it:
   the call is made again without it, and the refusal is remembered;
-- SDK exceptions turned into one-line :class:`tao.ModelError` (``raise ... from``).
+- SDK exceptions turned into one-line :class:`tao.ModelError` (``raise ... from``);
+- a server on this machine (a loopback base URL) must accept the connection within
+  seconds (:mod:`tao.models.loopback`).
 
 Retries themselves are the SDKs' own (429, 408, 5xx with backoff), set at client creation.
 """
@@ -28,10 +30,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Generic, Literal, TypedDict, TypeVar
 
+import httpx2
+
 from tao.errors import ModelError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest, OnText, ToolCall
 from tao.models.bridge import AsyncFirstModel
+from tao.models.loopback import QuickConnect, is_loopback
 
 Client = TypeVar("Client")
 Item = TypeVar("Item")
@@ -130,6 +135,8 @@ def stainless_failure(sdk: ModuleType, error: Exception) -> Failure | None:
     if isinstance(error, sdk.APIStatusError):
         return Failure("status", _api_message(error), status=error.status_code)
     if isinstance(error, sdk.APITimeoutError):
+        if isinstance(error.__cause__, httpx2.ConnectTimeout):
+            return Failure("connection", "no connection within the connect timeout")
         return Failure("timeout", one_line(error))
     if isinstance(error, sdk.APIConnectionError):
         return Failure("connection", one_line(error))
@@ -139,12 +146,17 @@ def stainless_failure(sdk: ModuleType, error: Exception) -> Failure | None:
 
 
 def stainless_client(make: Callable[..., Client], connection: Connection) -> Client:
-    """An async client of a Stainless-built SDK (``openai.AsyncOpenAI``, ...)."""
+    """An async client of a Stainless-built SDK (``openai.AsyncOpenAI``, ...); a server on
+    this machine gets an HTTP client that connects quickly (:class:`QuickConnect`)."""
+    quick = is_loopback(connection.base_url)
     return make(
         base_url=connection.base_url,
         api_key=connection.api_key,
         timeout=connection.timeout_s,
         max_retries=connection.max_retries,
+        http_client=httpx2.AsyncClient(transport=QuickConnect(), follow_redirects=True)
+        if quick
+        else None,
     )
 
 

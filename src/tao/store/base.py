@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar, cast
 
-from tao.errors import StateError, StoreError
+from tao.errors import StateError, StoreError, UnknownRunError
 from tao.jsontypes import JSON
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
@@ -264,7 +264,7 @@ class Store(ABC):
         """The full id of the one run whose id starts with ``run_id_or_prefix``."""
         prefix = run_id_or_prefix.strip()
         if not prefix:
-            raise StoreError("give a run id (or a unique prefix of one); see `tao runs list`")
+            raise UnknownRunError("give a run id (or a unique prefix of one); see `tao runs list`")
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
         def work(conn: Connection) -> list[str]:
@@ -278,10 +278,10 @@ class Store(ABC):
 
         rows = self._retrying(work, write=False)
         if not rows:
-            raise StoreError(f"no run with id {prefix!r} in {self.where}; see `tao runs list`")
+            raise UnknownRunError(f"no run with id {prefix!r} in {self.where}; see `tao runs list`")
         if len(rows) > 1:
             shown = ", ".join(rows[:5]) + (", …" if len(rows) > 5 else "")
-            raise StoreError(
+            raise UnknownRunError(
                 f"run id prefix {prefix!r} is ambiguous (matches {shown}); give more characters"
             )
         return rows[0]

@@ -19,6 +19,7 @@ shared by every :class:`WikiEnv` in the process; each env keeps its own page.
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import re
 import threading
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from tao.errors import ConfigError, ToolError
+from tao.errors import ConfigError, MissingPackageError, ToolError
 from tao.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 
@@ -189,8 +190,23 @@ _cache: dict[tuple[str, int, int], Corpus] = {}
 _cache_lock = threading.Lock()
 
 
+#: What the wiki tools import beyond tao's core: ``pip install 'tao[wiki]'`` brings them.
+SEARCH_PACKAGES = ("bm25s", "rapidfuzz")
+
+
+def require_search_packages() -> None:
+    """BM25 and fuzzy title matching are an optional extra; say how to get them before
+    any work (a run with the wiki tools, or an eval, would fail on its first search)."""
+    missing = [name for name in SEARCH_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingPackageError(
+            f"the wiki tools need {' and '.join(missing)}, not installed: pip install 'tao[wiki]'"
+        )
+
+
 def load_corpus(path: Path | str) -> Corpus:
     """The corpus at ``path``, parsed and indexed once per process while the file is unchanged."""
+    require_search_packages()
     resolved = Path(path).expanduser().resolve()
     try:
         info = resolved.stat()
