@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tao.errors import StateError
 from tao.models.base import ModelReply, ToolCall
-from tao.state import Checkpoint, PendingCall, RunConfig, call_digest
+from tao.state import Checkpoint, PendingCall, RunConfig, call_digest, canonical_json
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:
@@ -87,3 +89,16 @@ def test_a_checkpoint_from_a_newer_tao_or_corrupt_is_a_state_error() -> None:
         Checkpoint.from_json({"schema_version": 99})
     with pytest.raises(StateError, match="checkpoint is not valid"):
         Checkpoint.from_json({"schema_version": 1, "reply": {"no_text": 1}})
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), st.text(max_size=8) | st.integers(), max_size=2)
+    | st.text(max_size=4)
+)
+def test_canonical_json_is_json_with_sorted_keys_and_no_spaces_S7(
+    value: dict[str, object] | str,
+) -> None:
+    """The digest an approval is bound to (S7) must not depend on a shortcut's spelling."""
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == expected  # type: ignore[arg-type]

@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, cast
 
 from tao.budget import Budget
 from tao.errors import StateError
+from tao.frozen import frozen
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
 
@@ -114,7 +116,19 @@ class RunConfig:
 
 def canonical_json(value: JSON) -> str:
     """One text for equal JSON values: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, dict) and len(value) == 1:  # most calls: one plain string argument
+        ((key, item),) = value.items()
+        if type(item) is str and _PLAIN.fullmatch(key) and _PLAIN.fullmatch(item):
+            return f'{{"{key}":"{item}"}}'
+    return _CANONICAL.encode(value)
+
+
+#: Text JSON writes as it is (no quote, backslash or control character to escape).
+_PLAIN = re.compile(r'[^"\\\x00-\x1f]*+')
+
+
+#: Built once: ``json.dumps`` with options builds an encoder per call (every step digests).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def call_digest(tool: str, arguments: JSONObject) -> str:
@@ -123,7 +137,7 @@ def call_digest(tool: str, arguments: JSONObject) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class PendingCall:
     """A call with side effects that waits for a person's decision (SPEC S3, S7).
 
@@ -175,7 +189,7 @@ class PendingCall:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Checkpoint:
     """Where a run stands, enough to continue it in another process (SPEC S3, M3).
 
