@@ -5,10 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tao.errors import StateError
+from tao.jsontypes import canonical_json
 from tao.models.base import ModelReply, ToolCall
-from tao.state import Checkpoint, Completed, EvalTag, PendingCall, RunConfig, call_digest
+from tao.state import (
+    Checkpoint,
+    Completed,
+    EvalTag,
+    PendingCall,
+    RunConfig,
+    call_digest,
+)
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:
@@ -124,3 +134,16 @@ def test_the_journal_round_trips_and_a_v1_checkpoint_still_loads_R1() -> None:
     old = Checkpoint.from_json(v1)
     assert old.executing and old.completed == {} and not old.pending[0].interrupted
     assert old.pending[0].id == call.id and old.pending[0].warning is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), st.text(max_size=8) | st.integers(), max_size=2)
+    | st.text(max_size=4)
+)
+def test_canonical_json_is_json_with_sorted_keys_and_no_spaces_S7(
+    value: dict[str, object] | str,
+) -> None:
+    """The digest an approval is bound to (S7) must not depend on a shortcut's spelling."""
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == expected  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tao.errors import ToolError
+from tao.frozen import frozen
 from tao.jsontypes import JSONObject
 from tao.redact import redact
 from tao.state import PendingCall
@@ -51,7 +52,7 @@ def call_tool(tool: Tool, arguments: JSONObject) -> str:
     return tool.call(arguments)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Call:
     """A tool call as the model asked for it, in either protocol."""
 
@@ -63,7 +64,7 @@ class Call:
     call_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Ready:
     """A call whose tool exists and whose arguments passed validation."""
 
@@ -72,7 +73,7 @@ class Ready:
     arguments: JSONObject
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Outcome:
     """What a call came to: the Observation and how the step that records it is filed."""
 

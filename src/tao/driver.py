@@ -32,7 +32,8 @@ from tao.loop import Loop
 from tao.output import typed
 from tao.runs import Start
 from tao.state import Decision, PendingCall
-from tao.trace import RunObserver, RunResult, Status
+from tao.tools.limits import disarm
+from tao.trace import RunObserver, RunResult, Status, Step
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -62,10 +63,15 @@ class Driver:
         self._closing = threading.Lock()
         self.observers = list(observers)
         self.store = agent.run_log()
+        #: Finished steps not yet in the run log: written with the checkpoint that follows
+        #: them, in one transaction, or before anything that may block or end the run.
+        self.unsaved: list[Step] = []
+        self.recorder: RunObserver | None = None
         if self.store is not None:
             from tao.store import RunRecorder
 
-            self.observers.insert(0, RunRecorder(self.store, agent.config))
+            self.recorder = RunRecorder(self.store, agent.config)
+            self.observers.insert(0, self.recorder)
         #: The run's spans (``agent.telemetry``); ``None``, and no cost, when nobody collects them.
         self.tracing: RunTracing | None = None
         self.model = agent.model
@@ -82,19 +88,34 @@ class Driver:
         return start.result
 
     def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
-        with self._partial(result):
+        try:  # what _partial does, without a context manager's cost on every step
             self._note(request, result)
+        except FatalError as error:
+            self._failed(error, result)
+            raise
 
     def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
         if isinstance(request, StepDone):
             result.add_step(request.step)
+            if self.store is not None:
+                self.unsaved.append(request.step)
             for observer in self.observers:
-                observer.on_step(result, request.step)
-            self.emit(ObservationEvent(request.step))
+                if observer is not self.recorder:  # the log takes it with the next checkpoint
+                    observer.on_step(result, request.step)
+            if self.emit is not ignore:  # no event is built for a run nobody streams
+                self.emit(ObservationEvent(request.step))
         elif self.store is not None:
-            self.store.save_state(result.run_id, request.checkpoint)
+            self.store.save_progress(result, self.unsaved, request.checkpoint)
+            self.unsaved.clear()
         else:
             self.agent._memory[result.run_id] = request.checkpoint
+
+    def flush(self, result: RunResult) -> None:
+        """Write the finished steps still held back: nothing waits or ends unrecorded."""
+        if self.unsaved and self.store is not None:
+            with self._partial(result):
+                self.store.save_progress(result, self.unsaved, None)
+            self.unsaved.clear()
 
     def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
         """Send ``answer``; record and checkpoint on the way (those never wait); return the
@@ -106,11 +127,13 @@ class Driver:
             try:
                 request = loop.send(answer)
             except StopIteration as stop:
+                self.flush(result)
                 ending: Ending = stop.value
                 return ending
             if not isinstance(request, SaveCheckpoint | StepDone):
                 if self.tracing is not None:
                     self.tracing.turn(request.step)
+                self.flush(result)
                 return request
             self.note(request, result)
             answer = None
@@ -132,6 +155,7 @@ class Driver:
             if self.closed:
                 return result
             self.closed = True
+        disarm()  # the tool-call timer the run's calls shared
         result.status, result.answer = ending.status, ending.answer
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None
@@ -139,6 +163,7 @@ class Driver:
             result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
         with self._partial(result):
+            self.unsaved.clear()  # the log's on_finish stores every step it lacks
             for observer in self.observers:
                 observer.on_finish(result)
         self.emit(FinalEvent(result))
@@ -165,6 +190,8 @@ class Driver:
         return ApprovalAnswer(tuple(decisions), tuple(previews))
 
     def announce(self, request: RunTools) -> None:
+        if self.emit is ignore:
+            return
         for ready in request.calls:
             call = ready.call
             self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
@@ -198,11 +225,14 @@ class Driver:
         try:
             yield
         except FatalError as error:
-            if error.partial is None:
-                error.partial = result
-            if self.tracing is not None:
-                self.tracing.abandon(error)
+            self._failed(error, result)
             raise
+
+    def _failed(self, error: FatalError, result: RunResult) -> None:
+        if error.partial is None:
+            error.partial = result
+        if self.tracing is not None:
+            self.tracing.abandon(error)
 
 
 def _ask(approver: Approver | Person | None, ready: Ready, call: PendingCall) -> Decision | None:

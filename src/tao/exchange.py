@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar, dataclass_transform
 
 from tao.act import Outcome, Ready
+from tao.frozen import frozen
 from tao.models.base import ModelReply, ModelRequest
 from tao.output import OutputSpec
 from tao.protocol.labels import Labels
@@ -33,7 +34,7 @@ T = TypeVar("T")
 @dataclass_transform(frozen_default=True)
 def message(cls: type[T]) -> type[T]:
     """A message between the loop and its driver: a frozen, slotted dataclass (as h11's events)."""
-    return dataclass(frozen=True, slots=True)(cls)
+    return frozen(cls)
 
 
 # -- what the loop asks for ------------------------------------------------------------------

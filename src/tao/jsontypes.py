@@ -7,9 +7,28 @@ free-form JSON (a tool's arguments, a JSON schema), these aliases say so.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import TypeAlias
 
 JSONScalar: TypeAlias = str | int | float | bool | None
 JSON: TypeAlias = JSONScalar | list["JSON"] | dict[str, "JSON"]
 #: A JSON object: tool arguments, a JSON schema, a stored record.
 JSONObject: TypeAlias = dict[str, JSON]
+
+
+def canonical_json(value: JSON) -> str:
+    """One text for equal JSON values: sorted keys, no spaces, UTF-8 kept."""
+    if isinstance(value, dict) and len(value) == 1:  # most calls: one plain string argument
+        ((key, item),) = value.items()
+        if type(item) is str and _PLAIN.fullmatch(key) and _PLAIN.fullmatch(item):
+            return f'{{"{key}":"{item}"}}'
+    return _CANONICAL.encode(value)
+
+
+#: Text JSON writes as it is (no quote, backslash or control character to escape).
+_PLAIN = re.compile(r'[^"\\\x00-\x1f]*+')
+
+
+#: Built once: ``json.dumps`` with options builds an encoder per call (every step digests).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -16,6 +16,7 @@ Nothing here creates a folder or a file; the code that writes there does.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 #: The folder for the run log, the policy and eval results.
@@ -28,8 +29,14 @@ POLICY_ENV = "TAO_POLICY"
 
 def tao_home() -> Path:
     """``$TAO_HOME``; unset or empty, the platform's user data folder for ``tao``."""
-    home = os.environ.get(HOME_ENV)
-    if not home:
+    return _home(os.environ.get(HOME_ENV) or None)
+
+
+@lru_cache(maxsize=8)
+def _home(home: str | None) -> Path:
+    """Resolved once per value: the run log asks for every checkpoint, and platformdirs'
+    lookup cost more than the rest of a logged step."""
+    if home is None:
         import platformdirs  # only when needed: it costs import time on every ``tao`` call
 
         home = platformdirs.user_data_dir("tao")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from detect_secrets.plugins import keyword
@@ -156,16 +157,54 @@ _LABEL_SET = frozenset(_LABEL_WORDS)
 _BY_FIRST: dict[str, list[str]] = {}
 for _n in [*_BY_NEEDLE]:
     _BY_FIRST.setdefault(_n[0], []).append(_n)
-#: Where any needle starts (a lookahead, so needles inside others are found too).
-_STARTS = re.compile("(?=" + "|".join(map(re.escape, _BY_NEEDLE)) + ")")
-#: Every needle in one pattern: most observations hold none, and one C scan says so.
-_ANY_NEEDLE = re.compile(
-    "|".join(map(re.escape, sorted([*_BY_NEEDLE, "private key"], key=len, reverse=True)))
-)
+
+
+_Node = dict[str, "_Node"]
+
+
+def _trie(words: Iterable[str]) -> str:
+    """One expression for ``words``, factored by prefix: ``a(?:ws|kia)|k(?:ey)``.
+
+    A flat alternation of some seventy needles is tried needle by needle at every
+    position; factored, each position costs one look at its first character.
+    """
+    root: _Node = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: _Node) -> str:
+        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+#: Every needle in one factored pattern: most observations hold none, and one C scan says so.
+_ANY_NEEDLE = re.compile(_trie([*_BY_NEEDLE, "private key"]))
+#: Texts redacted lately: a step's observation is redacted for the model, then again for the
+#: log and the screen; the same string is scanned once. Long texts are not kept.
+_MEMO_CHARS = 8_192
 
 
 def redact(text: str) -> str:
     """Replace every secret in ``text`` by ``[REDACTED]``; text without any comes back as is."""
+    if len(text) <= _MEMO_CHARS:
+        return _redact_memo(text)
+    return _redact(text)
+
+
+@lru_cache(maxsize=512)
+def _redact_memo(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     spans = find_secrets(text)
     if not spans:
         return text
@@ -186,25 +225,28 @@ def _lowered(text: str) -> str:
     return lowered
 
 
-def _occurrences(lowered: str) -> Iterator[tuple[str, int]]:
-    """Every needle at every place it starts, from one C scan of the text."""
-    for match in _STARTS.finditer(lowered):
-        position = match.start()
+def _occurrences(lowered: str, first: re.Match[str]) -> Iterator[tuple[str, int]]:
+    """Every needle at every place it starts (needles inside others too), from ``first`` on."""
+    found: re.Match[str] | None = first
+    while found is not None:
+        position = found.start()
         for needle in _BY_FIRST[lowered[position]]:
             if lowered.startswith(needle, position):
                 yield needle, position
+        found = _ANY_NEEDLE.search(lowered, position + 1)
 
 
 def find_secrets(text: str) -> list[Span]:
     """The sorted, merged spans of ``text`` that hold secrets (empty for most text)."""
     lowered = _lowered(text)
-    if _ANY_NEEDLE.search(lowered) is None and _LONG_RUN.search(text) is None:
+    first = _ANY_NEEDLE.search(lowered)
+    if first is None and _LONG_RUN.search(text) is None:
         return []  # the common case, in two scans instead of one per needle
     spans: list[Span] = []
     if "private key" in lowered:
         spans.extend(match.span() for match in _PEM.finditer(text))
     lines: dict[Rule, set[int]] = {}
-    for needle, position in _occurrences(lowered):
+    for needle, position in _occurrences(lowered, first) if first is not None else ():
         for rule in _BY_NEEDLE[needle]:
             lines.setdefault(rule, set()).add(position)
         end = position + len(needle)

@@ -7,6 +7,7 @@ which redacting as text could cut through. These walk the value instead.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from tao.jsontypes import JSON
 from tao.redact import _ANY_NEEDLE, _lowered, redact
@@ -30,11 +31,17 @@ def redact_json(value: JSON) -> JSON:
 
 
 def _redact_item(key: str, item: JSON) -> JSON:
-    if isinstance(item, str) and _ANY_NEEDLE.search(_lowered(key)) is not None:
+    if isinstance(item, str) and _may_name_a_secret(key):
         labelled = f"{key}={json.dumps(item, ensure_ascii=False)}"
         if redact(labelled) != labelled and redact(item) == item:
             return REDACTED
     return redact_json(item)
+
+
+@lru_cache(maxsize=1024)
+def _may_name_a_secret(key: str) -> bool:
+    """Whether a JSON key holds a secret's label (``api_key``); the same few keys recur."""
+    return _ANY_NEEDLE.search(_lowered(key)) is not None
 
 
 def redact_optional(text: str | None) -> str | None:

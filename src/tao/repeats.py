@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tao.act import Outcome, Ready
-from tao.jsontypes import JSONObject
-from tao.state import canonical_json
+from tao.frozen import frozen
+from tao.jsontypes import JSONObject, canonical_json
 from tao.tools.base import Tool
 from tao.trace import Step, StepKind
 
@@ -30,7 +30,7 @@ def call_key(tool: str, arguments: JSONObject) -> str:
     return f"{tool}\0{canonical_json(arguments)}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Earlier:
     """The first call of a run of identical ones: its step and what it returned."""
 

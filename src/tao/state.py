@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, cast
 
 from tao.budget import Budget
 from tao.errors import StateError
-from tao.jsontypes import JSON, JSONObject
+from tao.frozen import frozen
+from tao.jsontypes import JSON, JSONObject, canonical_json
 from tao.models.base import Message, ModelReply, ToolCall
 
 Protocol = Literal["auto", "text", "native"]
@@ -152,18 +152,13 @@ class RunConfig:
             raise StateError(f"stored config is not valid: {error}") from None
 
 
-def canonical_json(value: JSON) -> str:
-    """One text for equal JSON values: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def call_digest(tool: str, arguments: JSONObject) -> str:
     """sha256 of the tool and its canonical arguments: what an approval is bound to (S7)."""
     text = canonical_json({"tool": tool, "arguments": arguments})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class PendingCall:
     """A call with side effects that waits for a person's decision (SPEC S3, S7).
 
@@ -258,7 +253,7 @@ class Completed:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Checkpoint:
     """Where a run stands, enough to continue it in another process (SPEC S3, M3).
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, cast
 
+from tao.frozen import frozen
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
 from tao.state import PendingCall, RunConfig
@@ -55,7 +56,7 @@ class StepKind(StrEnum):
     MODEL_ERROR = "model_error"  # the backend failed; the run ends with status error
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Step:
     """One Thought → Action → Observation round, with what it cost."""
 
@@ -135,7 +136,7 @@ class Step:
         return cls(**values)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Usage:
     """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved."""
 

@@ -112,10 +112,11 @@ def extend(
     messages.append({"role": "user", "content": content})
 
 
-def stops(setup: LoopSetup, index: int) -> list[str]:
+def stops(setup: LoopSetup, index: int) -> Sequence[str]:
     """The Observation label ends the model's turn; numbered too in the paper's format."""
-    numbered = [f"{setup.labels.observation} {index}:"] if setup.config.numbered else []
-    return [*setup.labels.stop, *numbered]
+    if not setup.config.numbered:
+        return setup.labels.stop
+    return [*setup.labels.stop, f"{setup.labels.observation} {index}:"]
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypedDict, runtime_checkable
 
+from tao.frozen import frozen
 from tao.jsontypes import JSONObject
 
 
@@ -73,7 +74,7 @@ class ToolCall:
     raw_arguments: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ModelRequest:
     """Everything one model call needs; backends map it to their SDK and nothing else."""
 
@@ -92,7 +93,7 @@ class ModelRequest:
     timeout_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ModelReply:
     """One model reply and what it cost.
 

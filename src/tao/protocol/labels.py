@@ -10,6 +10,7 @@ the grammar all read from it, so nobody edits a regular expression.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,10 @@ class Labels:
     def answer_words(self) -> tuple[str, ...]:
         return (self.answer, *self.answer_aliases)
 
-    @property
-    def stop(self) -> list[str]:
+    @cached_property
+    def stop(self) -> tuple[str, ...]:
         """Stop sequences: the model must not write its own Observation (SPEC L3)."""
-        return [f"{self.observation}:", f"{self.observation}："]
+        return (f"{self.observation}:", f"{self.observation}：")
 
 
 LABELS: dict[str, Labels] = {

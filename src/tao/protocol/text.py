@@ -17,8 +17,10 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
+from tao.frozen import frozen
 from tao.jsontypes import JSONObject
 from tao.protocol import dialects
 from tao.protocol.dialects import Call, decode_object, finish_names, json_text
@@ -51,7 +53,7 @@ Dialect = Literal["react", "langchain", "json", "hermes"]
 MAX_LITERAL_CHARS = 10_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Action:
     """One tool call; ``text`` is the reply cut right after it, as the transcript keeps it.
 
@@ -68,7 +70,7 @@ class Action:
     dialect: Dialect = "react"
 
 
-@dataclass(frozen=True)
+@frozen
 class FinalAnswer:
     """The run's answer, from ``finish[...]`` or a final-answer label line."""
 
@@ -77,7 +79,7 @@ class FinalAnswer:
     text: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ParseFailure:
     """No action and no answer could be read; ``reason`` says what was wrong."""
 
@@ -119,6 +121,12 @@ def parse_reply(text: str, labels: Labels = LABELS["en"]) -> Parsed:
 
 
 def _parse(raw: str, labels: Labels) -> Parsed:
+    plain = _plain(raw, labels)
+    return plain if plain is not None else _read(raw, labels)
+
+
+def _read(raw: str, labels: Labels) -> Parsed:
+    """The full reader: every dialect, labels anywhere, in linear time."""
     scan = Scanner(strip_thinking(raw.replace("\r\n", "\n")).strip(), labels)
     answer = scan.line_label(labels.answer_words, 0)
     limit = answer.start if answer is not None else len(scan.text)
@@ -139,6 +147,52 @@ def _parse(raw: str, labels: Labels) -> Parsed:
     if answer is not None and (final := _answer(scan, answer)) is not None:
         return final
     return _failure(scan, problem)
+
+
+def _plain(raw: str, labels: Labels) -> Parsed | None:
+    """The reply most models write most of the time, ``Thought: …`` then ``Action: tool[x]``
+    and nothing else, read by one match; anything else (``None``) goes to the full reader.
+
+    Only text the full reader reads the same way is taken: no colon in the thought (so
+    no other label), no brackets in the argument, no ``<`` (tags), ``{`` (JSON) or
+    ``\r``, no marks around the labels (``tests/protocol/test_plain.py`` checks the two
+    agree).
+    """
+    pattern = _plain_pattern(labels)
+    if pattern is None or "<" in raw or "{" in raw or "\r" in raw:
+        return None
+    text = raw.strip()
+    found = pattern.fullmatch(text)
+    if found is None:
+        return None
+    thought: str | None = found["thought"]
+    if thought is not None:
+        body = thought.strip()
+        if body[:1] in _MARKS:
+            return None
+        thought = body.strip("*_").strip() or None
+    tool, argument = found["tool"], found["argument"]
+    if tool.lower() == FINISH:
+        return _finish(thought, argument, None, "bracket", text)
+    return Action(thought, tool, argument.strip(), "bracket", text)
+
+
+_MARKS = tuple("*_#>`~")
+
+
+@lru_cache(maxsize=16)
+def _plain_pattern(labels: Labels) -> re.Pattern[str] | None:
+    """``_plain``'s expression for ``labels``; ``None`` where one label word could hide
+    another (a thought word holding the action word, an answer word starting either)."""
+    thought, action = lower_same_length(labels.thought), lower_same_length(labels.action)
+    answers = [lower_same_length(word) for word in labels.answer_words]
+    if action in thought or any(t.startswith(a) for a in answers for t in (thought, action)):
+        return None
+    return re.compile(
+        rf"(?:{re.escape(labels.thought)}:[ \t]*+(?P<thought>[^\n:：]*+)\n)?"
+        rf"{re.escape(labels.action)}:[ \t]*+(?P<tool>[^\W\d_][\w.\-]*+)"
+        r"\[(?P<argument>[^\[\]\n]*+)\]"
+    )
 
 
 @dataclass

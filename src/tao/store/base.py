@@ -22,16 +22,16 @@ import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError, UnknownRunError
-from tao.jsontypes import JSON
+from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
-from tao.redacted import redact_json, redact_optional
+from tao.redacted import redact_optional
 from tao.state import Checkpoint, PendingCall, RunConfig
 from tao.store import private, transcript
 from tao.store.query import RunPage, RunQuery, find_runs, models
@@ -44,6 +44,7 @@ from tao.store.rows import (
     dumps,
     insert_run,
     loads_object,
+    shortest_prefixes,
     summary_from_row,
 )
 from tao.store.schema import SCHEMA_VERSION
@@ -154,15 +155,30 @@ class Store(ABC):
 
     def add_step(self, result: RunResult, step: Step) -> None:
         """Record one finished step, its model call and new messages, in one transaction."""
+        self.save_progress(result, (step,), None)
+
+    def save_progress(
+        self, result: RunResult, steps: Sequence[Step], checkpoint: Checkpoint | None
+    ) -> None:
+        """Finished steps and the checkpoint after them, in one transaction: one commit a
+        step, and never a stored step without the checkpoint that follows it."""
+        run_id = result.run_id
+        rest = None if checkpoint is None else private.keep(run_id, _without_messages(checkpoint))
 
         def work(conn: Connection) -> None:
-            end = self._tail(conn, result.run_id)
+            end = self._tail(conn, run_id)
+            if end is None and not steps:
+                return  # no such run (yet): nothing to attach the checkpoint to
             if end is None:  # not begun here (an observer attached late): the row first
                 insert_run(conn, result, None, restart=False)
                 end = transcript.Tail(0, None)
-            insert_step(conn, result, step, end)
+            for step in steps:
+                insert_step(conn, result, step, end)
+            if checkpoint is not None and rest is not None:
+                transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
 
-        self._record(result.run_id, f"step {step.index}", work)
+        what = ", ".join(f"step {step.index}" for step in steps) or "its checkpoint"
+        self._record(run_id, what, work)
 
     def finish_run(self, result: RunResult, config: RunConfig | None = None) -> None:
         """Record the final status, answer and usage; also stores any step not yet seen.
@@ -200,21 +216,14 @@ class Store(ABC):
         """Keep the run's latest checkpoint: what ``tao resume`` continues from.
 
         Its transcript goes to the run's messages (only those not stored yet); the
-        row keeps the rest and how many messages it holds. A transcript that does
-        not extend the stored one is kept whole in the row instead.
+        row keeps the rest and how many messages it holds.
         """
-        rest = private.keep(run_id, dataclasses.replace(checkpoint, messages=()).to_json())
+        rest = private.keep(run_id, _without_messages(checkpoint))
 
         def work(conn: Connection) -> None:
             end = self._tail(conn, run_id)
-            if end is None:
-                return  # no such run (yet): nothing to attach the checkpoint to
-            count = transcript.extend(conn, run_id, checkpoint.messages, end)
-            whole = rest if count is not None else redact_json(checkpoint.to_json())
-            text = dumps(whole)
-            conn.execute(
-                "UPDATE runs SET state = ?, state_messages = ? WHERE id = ?", (text, count, run_id)
-            )
+            if end is not None:  # else no such run (yet): nothing to attach it to
+                transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
 
         self._record(run_id, "its checkpoint", work)
 
@@ -293,7 +302,7 @@ class Store(ABC):
         runs started close together; the neighbours in id order decide instead.
         """
         ids = list(run_ids)
-        return self._retrying(lambda conn: _shortest(conn, ids, min_length), write=False)
+        return self._retrying(lambda conn: shortest_prefixes(conn, ids, min_length), write=False)
 
     def get_summary(self, run_id_or_prefix: str) -> RunSummary:
         """The :class:`RunSummary` of one run (its true state, including ``running``)."""
@@ -367,20 +376,5 @@ class Store(ABC):
             before = step
 
 
-def _shortest(conn: Connection, run_ids: list[str], min_length: int) -> dict[str, str]:
-    shortest: dict[str, str] = {}
-    for run_id in run_ids:
-        length = min_length
-        for neighbour in conn.execute(
-            "SELECT max(id) FROM runs WHERE id < ? UNION ALL SELECT min(id) FROM runs WHERE id > ?",
-            (run_id, run_id),
-        ):
-            if neighbour[0] is not None:
-                length = max(length, _common_prefix(run_id, neighbour[0]) + 1)
-        shortest[run_id] = run_id[:length]
-    return shortest
-
-
-def _common_prefix(a: str, b: str) -> int:
-    same = (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
-    return next(same, min(len(a), len(b)))
+def _without_messages(checkpoint: Checkpoint) -> JSONObject:
+    return dataclasses.replace(checkpoint, messages=()).to_json()

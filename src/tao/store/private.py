@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
@@ -22,8 +23,19 @@ from tao.redacted import redact_json
 
 
 def _path(run_id: str) -> Path:
+    return _file(tao_home(), run_id)
+
+
+@lru_cache(maxsize=64)
+def _file(home: Path, run_id: str) -> Path:
+    """Made once per run: every checkpoint asks, and pathlib's joins are slow."""
     safe = "".join(c for c in run_id if c.isalnum())
-    return tao_home() / "private" / f"{safe}.json"
+    return home / "private" / f"{safe}.json"
+
+
+#: Private files known not to exist, so that a checkpoint without secrets (nearly all
+#: of them) costs no system call; forgotten when this process writes the file.
+_ABSENT: set[Path] = set()
 
 
 def keep(run_id: str, state: JSONObject) -> JSONObject:
@@ -31,9 +43,12 @@ def keep(run_id: str, state: JSONObject) -> JSONObject:
     shown = cast(JSONObject, redact_json(state))
     path = _path(run_id)
     if shown == state:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        if path not in _ABSENT:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            _ABSENT.add(path)
         return state
+    _ABSENT.discard(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -43,8 +58,10 @@ def keep(run_id: str, state: JSONObject) -> JSONObject:
 
 def restore(run_id: str, stored: JSONObject) -> JSONObject:
     """The checkpoint's real reply and pending calls, where the private file has them."""
+    path = _path(run_id)
+    _ABSENT.discard(path)  # another process may have written it since this one looked
     try:
-        data: JSON = json.loads(_path(run_id).read_text(encoding="utf-8"))
+        data: JSON = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError, OSError):
         return stored
     if not isinstance(data, dict):

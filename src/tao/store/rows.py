@@ -232,3 +232,23 @@ def insert_run(
             result.parent_id,
         ),
     )
+
+
+def shortest_prefixes(conn: Connection, run_ids: list[str], min_length: int) -> dict[str, str]:
+    """Each run id's shortest prefix (at least ``min_length``) that no other run shares."""
+    shortest: dict[str, str] = {}
+    for run_id in run_ids:
+        length = min_length
+        for neighbour in conn.execute(
+            "SELECT max(id) FROM runs WHERE id < ? UNION ALL SELECT min(id) FROM runs WHERE id > ?",
+            (run_id, run_id),
+        ):
+            if neighbour[0] is not None:
+                length = max(length, common_prefix(run_id, neighbour[0]) + 1)
+        shortest[run_id] = run_id[:length]
+    return shortest
+
+
+def common_prefix(a: str, b: str) -> int:
+    same = (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    return next(same, min(len(a), len(b)))

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import cast
 
 from tao.errors import StateError
-from tao.jsontypes import JSON
+from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
 from tao.redacted import redact_json
+from tao.state import Checkpoint
 from tao.store.rows import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, and the last one.
@@ -90,6 +91,19 @@ def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail
     if new:
         end.count, end.last, end.last_object = len(messages), new[-1], id(messages[-1])
     return len(messages)
+
+
+def save_checkpoint(
+    conn: Connection, run_id: str, checkpoint: Checkpoint, rest: JSONObject, end: Tail
+) -> None:
+    """The checkpoint's new messages, then the row's copy of the rest (``rest``: redacted,
+    :func:`tao.store.private.keep`). A transcript that does not extend the stored one is
+    kept whole in the row instead."""
+    count = extend(conn, run_id, checkpoint.messages, end)
+    whole = rest if count is not None else redact_json(checkpoint.to_json())
+    conn.execute(
+        "UPDATE runs SET state = ?, state_messages = ? WHERE id = ?", (dumps(whole), count, run_id)
+    )
 
 
 def stored_form(message: Message) -> str:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Generic, TypeVar, cast
 
+from tao.frozen import frozen
+
 T = TypeVar("T")
 
 #: The monotonic time by which the tool call running in this context must end.
@@ -43,7 +45,7 @@ def remaining_s() -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finished(Generic[T]):
     """The call returned ``value`` (or raised ``error``) within its limit."""
 
@@ -67,8 +69,8 @@ def run_with_limit(fn: Callable[[], T], limit_s: float | None) -> Finished[T] | 
     """
     if limit_s is None:
         return _call(fn)
-    if _can_alarm():
-        return _alarmed(fn, limit_s)
+    if _can_alarm() and (alarmed := _alarmed(fn, limit_s)) is not None:
+        return alarmed
     context = contextvars.copy_context()
     context.run(_DEADLINE.set, time.monotonic() + limit_s)
     job: _Job[T] = _Job(lambda: context.run(_call, fn))
@@ -84,21 +86,24 @@ class _Alarm(BaseException):
 
 _armed = False
 _installed = False
+#: When the interval timer tao set will ring (monotonic seconds); ``None``: not set.
+_timer_at: float | None = None
+#: A timer ringing this close to a call's deadline is kept for it (no system call).
+_SLACK_S = 0.01
 
 
 def _ring(signum: int, frame: FrameType | None) -> None:
+    global _timer_at
+    _timer_at = None
     if _armed:
         raise _Alarm
 
 
 def _can_alarm() -> bool:
     """The cheap way (no thread handoff) works in the main thread, where signals arrive,
-    when nothing else has set the interval timer."""
-    if not hasattr(signal, "setitimer"):
-        return False
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    if signal.getitimer(signal.ITIMER_REAL)[0] != 0:
+    when nobody else handles SIGALRM (whether someone set the timer, :func:`_alarmed`
+    learns from the timer itself)."""
+    if _MAIN is None or threading.get_ident() != _MAIN:
         return False
     global _installed
     if _installed:
@@ -110,23 +115,48 @@ def _can_alarm() -> bool:
     return True
 
 
-def _alarmed(fn: Callable[[], T], limit_s: float) -> Finished[T] | TimedOut:
+#: The main thread, where signals arrive (no interval timer on platforms without one).
+_MAIN = threading.main_thread().ident if hasattr(signal, "setitimer") else None
+
+
+def _alarmed(fn: Callable[[], T], limit_s: float) -> Finished[T] | TimedOut | None:
     """Run ``fn`` here, interrupted by SIGALRM at the limit: a thread handoff per call cost
     more than the rest of a step. Python code (sleeps and I/O included) is stopped at the
-    limit; a call stuck inside C code ends when that returns, then counts as timed out."""
-    global _armed
-    token = _DEADLINE.set(time.monotonic() + limit_s)
-    _armed = True
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    limit; a call stuck inside C code ends when that returns, then counts as timed out.
+
+    The calls of a run share one deadline (the run's ``--max-seconds``), so the timer
+    set for the first is kept for the next ones: setting it costs more than the rest of
+    a step. It rings at most once, outside a call harmlessly; :func:`disarm` stops it
+    when the run ends. ``None``: somebody else had set the timer; it is put back, and
+    ``fn`` did not run.
+    """
+    global _armed, _timer_at
+    now = time.monotonic()
+    deadline = now + limit_s
+    token = _DEADLINE.set(deadline)
     try:
+        _armed = True  # before the timer starts, so that an early ring is never lost
+        if _timer_at is None or not (now < _timer_at and abs(_timer_at - deadline) <= _SLACK_S):
+            earlier = signal.setitimer(signal.ITIMER_REAL, limit_s)
+            if earlier[0] != 0 and _timer_at is None:
+                signal.setitimer(signal.ITIMER_REAL, *earlier)
+                return None
+            _timer_at = deadline
         outcome = _call(fn)
-    except _Alarm:  # rang between the call's end and the timer's reset
+    except _Alarm:  # rang between the call's end and the disarming
         outcome = Finished(error=_Alarm())
     finally:
         _armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
         _DEADLINE.reset(token)
     return TimedOut(limit_s) if isinstance(outcome.error, _Alarm) else outcome
+
+
+def disarm() -> None:
+    """Stop the timer tao set (at the end of a run), so that it rings nobody else's handler."""
+    global _timer_at
+    if _timer_at is not None and _MAIN is not None and threading.get_ident() == _MAIN:
+        _timer_at = None
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 class _Job(Generic[T]):
