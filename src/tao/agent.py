@@ -305,7 +305,8 @@ class _SyncDriver(Driver):
     def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started = time.perf_counter()
         try:
-            reply = self.model.complete(request.request, self.on_text(request.step))
+            on_text = None if self.emit is ignore else self.on_text(request.step)
+            reply = self.model.complete(request.request, on_text)
         except Exception as error:  # a backend failure ends the run with status error
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)

@@ -133,7 +133,8 @@ class Driver:
             if not isinstance(request, SaveCheckpoint | StepDone):
                 if self.tracing is not None:
                     self.tracing.turn(request.step)
-                self.flush(result)
+                if self.unsaved:
+                    self.flush(result)
                 return request
             self.note(request, result)
             answer = None

@@ -17,7 +17,6 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 
 from tao.frozen import frozen
@@ -158,7 +157,8 @@ def _plain(raw: str, labels: Labels) -> Parsed | None:
     ``\r``, no marks around the labels (``tests/protocol/test_plain.py`` checks the two
     agree).
     """
-    pattern = _plain_pattern(labels)
+    known = _PLAIN_PATTERNS.get(id(labels))
+    pattern = _plain_pattern(labels) if known is None or known[0] is not labels else known[1]
     if pattern is None or "<" in raw or "{" in raw or "\r" in raw:
         return None
     text = raw.strip()
@@ -180,19 +180,26 @@ def _plain(raw: str, labels: Labels) -> Parsed | None:
 _MARKS = tuple("*_#>`~")
 
 
-@lru_cache(maxsize=16)
+#: ``_plain``'s expressions by the ``id`` of their labels (kept alive beside them): a label
+#: set's hash reads all its fields, which cost more than the match.
+_PLAIN_PATTERNS: dict[int, tuple[Labels, re.Pattern[str] | None]] = {}
+
+
 def _plain_pattern(labels: Labels) -> re.Pattern[str] | None:
     """``_plain``'s expression for ``labels``; ``None`` where one label word could hide
     another (a thought word holding the action word, an answer word starting either)."""
     thought, action = lower_same_length(labels.thought), lower_same_length(labels.action)
     answers = [lower_same_length(word) for word in labels.answer_words]
-    if action in thought or any(t.startswith(a) for a in answers for t in (thought, action)):
-        return None
-    return re.compile(
-        rf"(?:{re.escape(labels.thought)}:[ \t]*+(?P<thought>[^\n:：]*+)\n)?"
-        rf"{re.escape(labels.action)}:[ \t]*+(?P<tool>[^\W\d_][\w.\-]*+)"
-        r"\[(?P<argument>[^\[\]\n]*+)\]"
-    )
+    pattern = None
+    if not (action in thought or any(t.startswith(a) for a in answers for t in (thought, action))):
+        pattern = re.compile(
+            rf"(?:{re.escape(labels.thought)}:[ \t]*+(?P<thought>[^\n:：]*+)\n)?"
+            rf"{re.escape(labels.action)}:[ \t]*+(?P<tool>[^\W\d_][\w.\-]*+)"
+            r"\[(?P<argument>[^\[\]\n]*+)\]"
+        )
+    if len(_PLAIN_PATTERNS) < 64:  # label sets are few; made-up ones are not all kept
+        _PLAIN_PATTERNS[id(labels)] = (labels, pattern)
+    return pattern
 
 
 @dataclass
