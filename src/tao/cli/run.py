@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 import click
 
 from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
+from tao.cli.live import loading
 from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
-from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
 from tao.output import schema_of
 from tao.protocol.labels import LABELS
-from tao.redact import redact
 from tao.state import RunConfig
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult
@@ -29,6 +29,7 @@ TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
 
 if TYPE_CHECKING:
     from tao.agent import Agent
+    from tao.cli.live import RunStatus
     from tao.tools.mcp import McpServer
 
 
@@ -37,12 +38,18 @@ def show_live(
     task: str,
     events: Iterator[Event] | None = None,
     observers: Sequence[RunObserver] = (),
+    status: RunStatus | None = None,
 ) -> RunResult:
-    """Print the model's text as it streams, then each finished step, the answer last."""
+    """Print the model's text as it streams, then each finished step, the answer last.
+
+    On a terminal a status line (step, elapsed time, tokens, what is happening) stays
+    under the steps until the run ends; ``status`` must observe the run that ``events``
+    come from (the default stream is given it here).
+    """
     from rich.console import Console
-    from rich.live import Live
     from rich.text import Text
 
+    from tao.cli.live import RunStatus, live_region, paused, status_console
     from tao.cli.render import render_result_footer, render_step
 
     console = Console(highlight=False)
@@ -52,22 +59,28 @@ def show_live(
         )
     )
     lang = agent.labels.code
-    events = events if events is not None else agent.stream(task, observers=observers)
-    streamed = ""
-    with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
+    status = status or RunStatus()
+    if events is None:
+        events = agent.stream(task, observers=[*observers, status])
+    shown = status_console(console)
+    live = live_region(shown or console, status)
+    if shown is not None:
+        live.start()
+        if agent.approve is not None:  # a prompt must not fight the redrawn status line
+            agent.approve = paused(live, agent.approve)
+        if agent.executor is human_executor:
+            agent.executor = paused(live, human_executor)
+    try:
         for event in events:
-            if isinstance(event, TextDelta):
-                streamed += terminal_safe(event.text)
-                live.update(Text(redact(streamed), style="dim"), refresh=True)
-            elif isinstance(event, ObservationEvent | ApprovalEvent):
-                streamed = ""
-                live.update(Text(""), refresh=True)
-                if isinstance(event, ObservationEvent):
-                    live.console.print(render_step(event.step, lang=lang))
+            status.see(event)
+            if isinstance(event, ObservationEvent):
+                console.print(render_step(event.step, lang=lang))
             elif isinstance(event, FinalEvent):
-                live.update(Text(""), refresh=True)
-                live.console.print(render_result_footer(event.result))
+                live.stop()
+                console.print(render_result_footer(event.result))
                 return event.result
+    finally:
+        live.stop()
     raise click.ClickException("the run ended without a result")
 
 
@@ -155,13 +168,14 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     try:
         config = _config(options, sets)
         servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
-        agent = Agent(
-            tools=[*sets, *_mcp_tools(servers)],
-            config=config,
-            executor=human_executor if options["human_tools"] else None,
-            approve=ask_approval if interactive else None,
-            record=not options["no_log"],
-        )
+        with loading(config.model or "", quiet=options["as_json"]):
+            agent = Agent(
+                tools=[*sets, *_mcp_tools(servers)],
+                config=config,
+                executor=human_executor if options["human_tools"] else None,
+                approve=ask_approval if interactive else None,
+                record=not options["no_log"],
+            )
         with sigterm_interrupts():
             if options["as_json"]:
                 result = agent.run(task, observers=[latest])
