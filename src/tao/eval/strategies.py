@@ -33,7 +33,7 @@ from tao.eval.record import QuestionRecord, RecordStatus
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
 from tao.state import RunConfig
-from tao.trace import RunResult, Status, StepKind
+from tao.trace import RunObserver, RunResult, Status, StepKind
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -99,12 +99,14 @@ def answer_question(
     prompts: PromptSet,
     question: Question,
     store: Store | None,
+    observers: Sequence[RunObserver] = (),
 ) -> Outcome:
     """Answer and score one question; ``store`` records its runs live, else they are returned.
 
-    Thread-safe as long as ``model`` is: each call builds its own agents and wiki tools.
+    Thread-safe as long as ``model`` (and each of ``observers``, which watch every run) is:
+    each call builds its own agents and wiki tools.
     """
-    return _QuestionRun(config, model, prompts, question, store).answer()
+    return _QuestionRun(config, model, prompts, question, store, observers).answer()
 
 
 class _QuestionRun:
@@ -117,8 +119,10 @@ class _QuestionRun:
         prompts: PromptSet,
         question: Question,
         store: Store | None,
+        observers: Sequence[RunObserver] = (),
     ) -> None:
         self.config = config
+        self.observers = observers
         self.model = StopAtNextExample(model, [f"\n{prompts.task_label}:"])
         self.prompts = prompts
         self.store = store
@@ -168,7 +172,7 @@ class _QuestionRun:
         config = self.config.agent_config(kind, self.prompts, temperature)
         record: bool | Store = self.store if self.store is not None else False
         agent = Agent(self.model, config=config, record=record)  # tools: config.tools
-        result = agent.run(self._question.question)
+        result = agent.run(self._question.question, observers=self.observers)
         if result.status not in _ENDED:
             raise Cancelled(
                 f"run {result.run_id} ended {result.status}: the question is not recorded"
