@@ -20,12 +20,27 @@ import pytest
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion, streamed_chat
 from tests.fakes.terminal import ANSI, Terminal, terminal_env
 
+from tao.cli.live import clock
+
 TASK = "What is 17 * 23 + 4?"
 #: The first reply, streamed piece by piece; the stream holds before the last piece.
 THOUGHT = ["Thought: I multiply", " seventeen by twenty-three", " and add four."]
 ACTION = "\nAction: calculator[17 * 23 + 4]"
 FINISH = "Thought: done.\nAction: finish[395]"
-STATUS = re.compile(r"step (\d+) · (\d+\.\d)s · ([\d,]+) tokens · (.+)")
+#: ``step 2 · 14.2s · 1,873 tokens · writing``; past a minute the clock reads ``4m 06s``.
+STATUS = re.compile(r"step (\d+) · (\d+\.\ds|\d+m \d\ds) · ([\d,]+) tokens · (.+)")
+
+
+def seconds(clock: str) -> float:
+    minutes, _, rest = clock.rpartition("m ")
+    return 60 * int(minutes or 0) + float(rest.rstrip("s"))
+
+
+def test_the_clock_reads_seconds_then_minutes() -> None:
+    assert [clock(s) for s in (0.04, 14.25, 59.9, 60.0, 336.5)] == [
+        "0.0s", "14.2s", "59.9s", "1m 00s", "5m 36s"
+    ]  # fmt: skip
+    assert seconds(clock(336.5)) == 336 and seconds(clock(14.25)) == 14.2
 
 
 @dataclass
@@ -99,7 +114,7 @@ def test_tokens_stream_and_the_status_line_moves_before_the_reply_completes(
         later = term.wait_for(
             lambda s: (
                 (m := STATUS.search(s)) is not None
-                and float(m.group(2)) >= float(first.group(2)) + 0.3
+                and seconds(m.group(2)) >= seconds(first.group(2)) + 0.3
             )
         )
         assert "twenty-three and add four." in later

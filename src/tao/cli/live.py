@@ -4,6 +4,7 @@ A run at the terminal should never look frozen. Under the steps already printed,
 one transient region shows the model's text as it streams and a status line:
 
     ⠹ step 2 · 14.2s · 1,873 tokens · running tool calculator
+    ⠼ step 2 · 5m 36s · 261 tokens · writing
 
 It is drawn only on a terminal: on stdout when that is one, else on stderr when
 that is one (``tao run … | tee log`` still shows it), else nowhere, so piped and
@@ -30,6 +31,7 @@ from rich.text import Text
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
 from tao.redact import redact
+from tao.trace import StepKind
 
 if TYPE_CHECKING:
     from tao.trace import RunResult, Step
@@ -63,6 +65,14 @@ def live_region(console: Console, renderable: RenderableType) -> Live:
     )
 
 
+def clock(seconds: float) -> str:
+    """``12.3s`` under a minute, then ``4m 06s``: a time that visibly moves."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    return f"{whole // 60}m {whole % 60:02d}s"
+
+
 class _Loading:
     """``⠋ loading model local… 3.2s``, the time computed when drawn."""
 
@@ -73,7 +83,7 @@ class _Loading:
 
     def __rich__(self) -> RenderableType:
         elapsed = time.monotonic() - self.started
-        self.spinner.update(text=Text(f"loading model{self.name}… {elapsed:.1f}s", style="dim"))
+        self.spinner.update(text=Text(f"loading model{self.name}… {clock(elapsed)}", style="dim"))
         return self.spinner
 
 
@@ -94,7 +104,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
         yield
     took = time.monotonic() - shown.started
     if took >= 1.0:
-        console.print(Text(f"loaded model{shown.name} in {took:.1f}s", style="dim"))
+        console.print(Text(f"loaded model{shown.name} in {clock(took)}", style="dim"))
 
 
 class RunStatus:
@@ -137,8 +147,11 @@ class RunStatus:
         elif isinstance(event, ApprovalEvent):
             self.activity = "waiting for your approval"
         elif isinstance(event, ObservationEvent):
-            self.step, self.activity = event.step.index + 1, "waiting for model"
             self.streamed, self.chunks = "", 0
+            if event.step.kind is StepKind.FINAL:
+                self.activity = "finishing"
+            else:
+                self.step, self.activity = event.step.index + 1, "waiting for model"
 
     @property
     def tokens(self) -> int:
@@ -149,8 +162,8 @@ class RunStatus:
 
     def line(self) -> str:
         """``step 2 · 14.2s · 1,873 tokens · running tool calculator``."""
-        elapsed = time.monotonic() - self.started
-        return f"step {self.step} · {elapsed:.1f}s · {self.tokens:,} tokens · {self.activity}"
+        elapsed = clock(time.monotonic() - self.started)
+        return f"step {self.step} · {elapsed} · {self.tokens:,} tokens · {self.activity}"
 
     def __rich__(self) -> RenderableType:
         self.spinner.update(text=Text(self.line(), style="dim"))
