@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 import click
 
 from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
-from tao.cli.live import loading
 from tao.cli.options import base_url_option, model_option, shown
 from tao.errors import ConfigError, ModelSpecError, TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
@@ -160,6 +159,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     tao run "Why does tests/test_cart.py fail?" -m openai:gpt-4o-mini -t files,tests --project .
     """
     from tao.agent import Agent
+    from tao.cli.live import loading
 
     sets = [name for chunk in options["tool_sets"] for name in chunk.split(",") if name.strip()]
     interactive = sys.stdin.isatty() and not options["no_input"]
