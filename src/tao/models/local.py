@@ -291,7 +291,8 @@ class _Streamer:
         self._llama = llama
         self._stop = [s for s in stop if s]
         self._on_text = on_text
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # errors="ignore", as llama.cpp decodes the reply: the deltas must add up to it
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
         self._text = ""
         self.sent = ""
 
