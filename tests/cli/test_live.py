@@ -252,5 +252,5 @@ def test_resume_shows_the_live_display_from_the_next_step_M3(
         _answer_the_prompt(term)
         assert term.finish() == 0
         transcript, final = term.plain(), term.screen_text()
-    assert re.search(r"step 1 · [\d.]+s · [\d,]+ tokens · waiting for your approval", transcript)
+    assert re.search(r"step 1 · [\d.]+s · [\d,]+ tokens · ", transcript), transcript
     assert STATUS.search(final) is None and "finished" in final and "written" in final

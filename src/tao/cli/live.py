@@ -181,6 +181,6 @@ def paused(live: Live, call: Callable[_P, _R]) -> Callable[_P, _R]:
         try:
             return call(*args, **kwargs)
         finally:
-            live.start()
+            live.start(refresh=True)
 
     return without_live

@@ -64,7 +64,7 @@ def show_live(
     shown = status_console(console)
     live = live_region(shown or console, status)
     if shown is not None:
-        live.start()
+        live.start(refresh=True)
         if agent.approve is not None:  # a prompt must not fight the redrawn status line
             agent.approve = paused(live, agent.approve)
         if agent.executor is human_executor:
