@@ -106,7 +106,9 @@ def answer_question(
     Thread-safe as long as ``model`` (and each of ``observers``, which watch every run) is:
     each call builds its own agents and wiki tools.
     """
-    return _QuestionRun(config, model, prompts, question, store, observers).answer()
+    run = _QuestionRun(config, model, prompts, question, store)
+    run.observers = observers
+    return run.answer()
 
 
 class _QuestionRun:
@@ -119,10 +121,10 @@ class _QuestionRun:
         prompts: PromptSet,
         question: Question,
         store: Store | None,
-        observers: Sequence[RunObserver] = (),
     ) -> None:
         self.config = config
-        self.observers = observers
+        #: Watch every agent run of the question (the CLI's progress shows its step).
+        self.observers: Sequence[RunObserver] = ()
         self.model = StopAtNextExample(model, [f"\n{prompts.task_label}:"])
         self.prompts = prompts
         self.store = store
