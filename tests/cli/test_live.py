@@ -230,6 +230,26 @@ def test_an_approval_prompt_is_not_drawn_over_S3(
     assert STATUS.search(final) is None and "finished" in final
 
 
+def test_the_person_doing_the_tools_types_without_the_status_line_in_the_way_M2(
+    replay: Any, tao_home: Path
+) -> None:
+    script = replay(["Thought: ask\nAction: calculator[2 + 2]", "Action: finish[five]"])
+    args = [sys.executable, "-m", "tao", "run", "2+2?", "--model", f"replay:{script}",
+            "--tools", "calc", "--human-tools"]  # fmt: skip
+    with Terminal(args, env=_env(tao_home)) as term:
+        asked = term.wait_for(lambda s: "type the Observation" in s)
+        assert "calculator(expression='2 + 2')" in asked
+        deadline = time.monotonic() + 0.6
+        while time.monotonic() < deadline:
+            term.read(0.05)
+        assert STATUS.search(term.screen_text()) is None, term.screen_text()
+        os.write(term.master, b"5 (I counted on my fingers)\n")
+        assert term.finish() == 0
+        final = term.screen_text()
+    assert "5 (I counted on my fingers)" in final and "finished" in final
+    assert STATUS.search(final) is None
+
+
 def test_resume_shows_the_live_display_from_the_next_step_M3(
     replay: Any, tao_home: Path, tmp_path: Path, tao_cli: Any
 ) -> None:
