@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["FakeServer", "Reply", "Request", "chat_completion"]
+__all__ = ["FakeServer", "Reply", "Request", "chat_completion", "streamed_chat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ class Reply:
     chunks: tuple[bytes, ...] = ()
     #: Seconds to wait before answering (a slow model, a latency to measure).
     delay_s: float = 0.0
+    #: Called with each chunk's index before it is written: a test holds a stream there.
+    before_chunk: Callable[[int], None] | None = None
 
     @classmethod
     def json(
@@ -169,7 +171,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Connection", "close")
                 self.close_connection = True
             self.end_headers()
-            for chunk in reply.chunks:
+            for index, chunk in enumerate(reply.chunks):
+                if reply.before_chunk is not None:
+                    reply.before_chunk(index)
                 self.wfile.write(chunk)
                 self.wfile.flush()
 
@@ -203,3 +207,31 @@ def chat_completion(content: str, request: Mapping[str, Any]) -> dict[str, Any]:
             "total_tokens": prompt + completion,
         },
     }
+
+
+def streamed_chat(pieces: Sequence[str], request: Mapping[str, Any]) -> list[str]:
+    """An OpenAI ``chat.completion.chunk`` stream of ``pieces``, usage last, as SSE events.
+
+    Usage is that of :func:`chat_completion` for the whole text.
+    """
+    usage = chat_completion("".join(pieces), request)["usage"]
+
+    def event(delta: dict[str, Any] | None, reason: str | None = None) -> str:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": reason}]
+        body = {
+            "id": "chatcmpl-stream",
+            "object": "chat.completion.chunk",
+            "created": 1_764_000_000,
+            "model": request.get("model", "test"),
+            "choices": choices,
+            "usage": usage if delta is None else None,
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    return [
+        event({"role": "assistant", "content": ""}),
+        *(event({"content": piece}) for piece in pieces),
+        event({}, "stop"),
+        event(None),
+        "data: [DONE]\n\n",
+    ]

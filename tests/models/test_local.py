@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,45 @@ def test_stop_and_max_tokens_are_honoured() -> None:
     reply = model.complete(ModelRequest(messages=counting, stop=["5"]))
     assert "4" in reply.text and "5" not in reply.text
     assert model.complete(ModelRequest(messages=counting, max_tokens=2)).output_tokens == 2
+
+
+@pytest.mark.local_model
+@needs_model
+def test_text_streams_as_it_is_generated_and_adds_up_to_the_reply() -> None:
+    """Issue 15: deltas arrive while the model generates, never show a stop sequence,
+    and concatenate to exactly the reply (the reply itself is unchanged by streaming)."""
+    from tao.models.local import LocalModel
+
+    model = LocalModel()
+    counting = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
+    arrived: list[tuple[float, str]] = []
+    request = ModelRequest(messages=counting, stop=[" 6"], max_tokens=24)
+    reply = model.complete(request, lambda text: arrived.append((time.monotonic(), text)))
+    returned = time.monotonic()
+    streamed = "".join(text for _, text in arrived)
+    assert streamed == reply.text and "6" not in streamed and "4 5" in streamed
+    assert len(arrived) >= 5  # about one delta per token, not one at the end
+    assert arrived[0][0] < arrived[-2][0] < returned
+    alone = model.complete(request)  # nobody watching: the same reply
+    assert (alone.text, alone.output_tokens) == (reply.text, reply.output_tokens)
+
+
+@pytest.mark.local_model
+@needs_model
+def test_grammar_constrained_decoding_still_streams() -> None:
+    from tao.models.local import LocalModel
+
+    arrived: list[str] = []
+    reply = LocalModel().complete(
+        ModelRequest(
+            messages=[{"role": "user", "content": "What is 6 * 7? Reply with the number."}],
+            grammar='root ::= "Answer: " [0-9]+',
+            max_tokens=12,
+        ),
+        arrived.append,
+    )
+    assert reply.text.startswith("Answer: ") and reply.text[8:].isdigit()
+    assert "".join(arrived) == reply.text and len(arrived) >= 2
 
 
 @pytest.mark.local_model

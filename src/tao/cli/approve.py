@@ -77,12 +77,14 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
     from tao.approvals import agent_for_run
+    from tao.cli.live import RunStatus, loading
     from tao.cli.run import ask_approval, show_live
 
     interactive = sys.stdin.isatty() and not no_input
-    latest = Latest()
+    latest, status = Latest(), RunStatus()
     try:
-        agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+        with loading("", quiet=as_json):
+            agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
     except TaoError as error:  # nothing to resume: a plain one-line error
         raise cli_error(error) from None
     try:
@@ -90,8 +92,8 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
             if as_json:
                 result = agent.resume(run_id, observers=[latest])
             else:
-                events = agent.stream_resume(run_id, observers=[latest])
-                result = show_live(agent, run_id, events=events)
+                events = agent.stream_resume(run_id, observers=[latest, status])
+                result = show_live(agent, run_id, events=events, status=status)
     except ResumeError as error:
         raise cli_error(error) from None
     except TaoError as error:

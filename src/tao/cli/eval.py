@@ -35,63 +35,13 @@ from tao.eval.config import (
     EvalConfig,
 )
 from tao.eval.data import Benchmark, Question
-from tao.eval.record import QuestionRecord
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
-
+    from tao.cli.eval_progress import BarProgress
     from tao.eval.runner import StrategyRun
 
 STRATEGY_CHOICES = (*ALL_ORDER, "all")
 _Command = TypeVar("_Command", bound=Callable[..., object])
-
-
-class BarProgress:
-    """A rich progress bar on stderr: questions done, running score, elapsed, ETA."""
-
-    def __init__(self, benchmark: str) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.metric = "acc" if benchmark == "fever" else "EM"
-        self.progress = Progress(
-            TextColumn("[bold]{task.description:<13}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[score]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-        )
-        self.task: TaskID | None = None
-        self.scores: list[float] = []
-
-    def start(self, strategy: str, total: int, done: int) -> None:
-        if self.task is None:
-            self.progress.start()
-        self.scores = []
-        self.task = self.progress.add_task(strategy, total=total, completed=done, score="")
-
-    def advance(self, record: QuestionRecord) -> None:
-        self.scores.append(record.em)
-        score = f"{self.metric} {100 * sum(self.scores) / len(self.scores):.1f}%"
-        if self.task is not None:
-            self.progress.update(self.task, advance=1, score=score)
-
-    def stop(self) -> None:
-        self.progress.refresh()
-
-    def close(self) -> None:
-        if self.task is not None:
-            self.progress.stop()
 
 
 @click.group(name="eval")
@@ -202,6 +152,7 @@ _benchmark_command("fever", "FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accurac
 def _run_eval(benchmark: Benchmark, options: _Options) -> None:
     from rich.console import Console
 
+    from tao.cli.eval_progress import BarProgress
     from tao.eval.summary import combine_summaries, summary_table
 
     progress = BarProgress(benchmark)
@@ -270,12 +221,16 @@ def _execute(
     config: EvalConfig, questions: list[Question], options: _Options, progress: BarProgress
 ) -> list[StrategyRun]:
     """Run the chosen strategy (or all of them), recording every agent run."""
+    from tao.cli.live import loading
     from tao.eval.runner import Execution, run_all, run_strategy
     from tao.models import load_model
     from tao.store import Store
 
     local = options.executor == "local"
-    model = load_model(config.model, base_url=config.run.base_url) if local else None
+    model = None
+    if local:
+        with loading(config.model, progress.progress.console):
+            model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
     store = Store.open()
     if options.strategy == "all":

@@ -16,12 +16,11 @@ from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interr
 from tao.cli.options import base_url_option, model_option, shown
 from tao.cli.usage import USAGE_ERRORS, UsageProblem, cli_error
 from tao.errors import TaoError, ToolError
-from tao.events import ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
 from tao.output import schema_of
 from tao.protocol.labels import LABELS
-from tao.redact import redact
 from tao.state import PendingCall, RunConfig
 from tao.tools.base import Tool
 from tao.trace import RunObserver, RunResult
@@ -31,6 +30,7 @@ TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
 
 if TYPE_CHECKING:
     from tao.agent import Agent
+    from tao.cli.live import RunStatus
     from tao.tools.mcp import McpServer
 
 
@@ -39,12 +39,18 @@ def show_live(
     task: str,
     events: Iterator[Event] | None = None,
     observers: Sequence[RunObserver] = (),
+    status: RunStatus | None = None,
 ) -> RunResult:
-    """Print the model's text as it streams, then each finished step, the answer last."""
+    """Print the model's text as it streams, then each finished step, the answer last.
+
+    On a terminal a status line (step, elapsed time, tokens, what is happening) stays
+    under the steps until the run ends; ``status`` must observe the run that ``events``
+    come from (the default stream is given it here).
+    """
     from rich.console import Console
-    from rich.live import Live
     from rich.text import Text
 
+    from tao.cli.live import RunStatus, live_region, paused, status_console
     from tao.cli.render import render_result_footer, render_step
 
     console = Console(highlight=False)
@@ -54,22 +60,30 @@ def show_live(
         )
     )
     lang = agent.labels.code
-    events = events if events is not None else agent.stream(task, observers=observers)
-    streamed = ""
-    with Live(Text(""), console=console, auto_refresh=False, transient=True) as live:
+    status = status or RunStatus()
+    if events is None:
+        events = agent.stream(task, observers=[*observers, status])
+    shown = status_console(console)
+    live = live_region(shown or console, status)
+    if shown is not None:
+        live.start(refresh=True)
+        if isinstance(agent.approve, Person):  # a prompt must not fight the status line
+            agent.approve = Person(paused(live, agent.approve.ask))  # still a person (R1)
+        elif agent.approve is not None:
+            agent.approve = paused(live, agent.approve)
+        if agent.executor is human_executor:
+            agent.executor = paused(live, human_executor)
+    try:
         for event in events:
-            if isinstance(event, TextDelta):
-                streamed += terminal_safe(event.text)
-                live.update(Text(redact(streamed), style="dim"), refresh=True)
-            elif isinstance(event, ObservationEvent | ApprovalEvent):
-                streamed = ""
-                live.update(Text(""), refresh=True)
-                if isinstance(event, ObservationEvent):
-                    live.console.print(render_step(event.step, lang=lang))
+            status.see(event)
+            if isinstance(event, ObservationEvent):
+                console.print(render_step(event.step, lang=lang))
             elif isinstance(event, FinalEvent):
-                live.update(Text(""), refresh=True)
-                live.console.print(render_result_footer(event.result))
+                live.stop()
+                console.print(render_result_footer(event.result))
                 return event.result
+    finally:
+        live.stop()
     raise click.ClickException("the run ended without a result")
 
 
@@ -159,6 +173,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     tao run --continue RUN_ID "And in euros?"      # a follow-up that sees the whole conversation
     """
     from tao.agent import Agent
+    from tao.cli.live import RunStatus, loading
 
     sets = [name for chunk in options["tool_sets"] for name in chunk.split(",") if name.strip()]
     interactive = sys.stdin.isatty() and not options["no_input"]
@@ -169,21 +184,23 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
         parent = None if options["parent"] is None else _follow_up(options["parent"], config)
         config = parent.config if parent is not None else config
         servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
-        agent = Agent(
-            tools=[*sets, *_mcp_tools(servers)] or None,  # none: the config's (--continue)
-            config=config,
-            executor=human_executor if options["human_tools"] else None,
-            approve=ask_approval if interactive else None,
-            record=not options["no_log"],
-        )
+        with loading(config.model or "", quiet=options["as_json"]):
+            agent = Agent(
+                tools=[*sets, *_mcp_tools(servers)] or None,  # none: the config's (--continue)
+                config=config,
+                executor=human_executor if options["human_tools"] else None,
+                approve=ask_approval if interactive else None,
+                record=not options["no_log"],
+            )
         _check_setup(agent, options, interactive)
         with sigterm_interrupts():
             history = parent.run_id if parent is not None else None
             if options["as_json"]:
                 result = agent.run(task, observers=[latest], history=history)
             else:
-                events = agent.stream(task, observers=[latest], history=history)
-                result = show_live(agent, task, events=events)
+                status = RunStatus()
+                events = agent.stream(task, observers=[latest, status], history=history)
+                result = show_live(agent, task, events=events, status=status)
     except USAGE_ERRORS as error:
         raise cli_error(error) from None
     except TaoError as error:

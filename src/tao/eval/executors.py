@@ -28,6 +28,7 @@ from tao.eval.data import Question
 from tao.eval.prompts import PromptSet, load_prompts
 from tao.eval.strategies import Outcome, answer_question
 from tao.models import Model, load_model
+from tao.trace import RunObserver
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -53,11 +54,13 @@ def local_outcomes(
     *,
     concurrency: int = 1,
     model: Model | None = None,
+    observers: Sequence[RunObserver] = (),
 ) -> Iterator[Outcome]:
     """Answer ``questions`` on ``concurrency`` threads sharing one model; yield as they finish.
 
     At most ``concurrency`` questions are in flight; closing the iterator (Ctrl-C)
-    cancels the questions not yet started.
+    cancels the questions not yet started. ``observers`` watch every agent run, on the
+    worker threads (the CLI's progress shows each question's step).
     """
     model = model or load_model(config.model, base_url=config.run.base_url)
     prompts = load_prompts(Path(config.prompts), config.benchmark)
@@ -68,7 +71,9 @@ def local_outcomes(
         while waiting or running:
             while waiting and len(running) < max(1, concurrency):
                 question = waiting.pop()
-                running.add(pool.submit(answer_question, config, model, prompts, question, store))
+                running.add(
+                    pool.submit(answer_question, config, model, prompts, question, store, observers)
+                )
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: f.result().record.index):
                 yield future.result()

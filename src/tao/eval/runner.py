@@ -29,13 +29,15 @@ from tao.eval.results import ResultsFile
 from tao.eval.strategies import Outcome
 from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
+from tao.trace import RunObserver, RunResult, Step
 
 if TYPE_CHECKING:
     from tao.store import Store
 
 
-class Progress(Protocol):
-    """What the CLI's progress bar needs to know."""
+class Progress(RunObserver, Protocol):
+    """What the CLI's progress bar needs to know: questions as they finish, and (as an
+    observer of every agent run, on the worker threads) the steps of those in flight."""
 
     def start(self, strategy: str, total: int, done: int) -> None: ...
 
@@ -52,6 +54,15 @@ class _NoProgress:
         pass
 
     def stop(self) -> None:
+        pass
+
+    def on_start(self, result: RunResult) -> None:
+        pass
+
+    def on_step(self, result: RunResult, step: Step) -> None:
+        pass
+
+    def on_finish(self, result: RunResult) -> None:
         pass
 
 
@@ -110,7 +121,7 @@ def run_strategy(
     todo = [q for q in questions if q.index not in done]
     progress.start(config.strategy, len(questions), len(questions) - len(todo))
     try:
-        for outcome in _outcomes(config, todo, store, execution, model):
+        for outcome in _outcomes(config, todo, store, execution, model, progress):
             _record_remote_runs(outcome, store)
             results.append(outcome.record)
             done[outcome.record.index] = outcome.record
@@ -141,6 +152,7 @@ def _outcomes(
     store: Store | None,
     execution: Execution,
     model: Model | None,
+    progress: Progress,
 ) -> Iterator[Outcome]:
     if not todo:
         return iter(())
@@ -150,7 +162,14 @@ def _outcomes(
         )
     if execution.executor != "local":
         raise ConfigError(f"unknown executor {execution.executor!r}; choose local or ray")
-    return local_outcomes(config, todo, store, concurrency=execution.concurrency, model=model)
+    return local_outcomes(
+        config,
+        todo,
+        store,
+        concurrency=execution.concurrency,
+        model=model,
+        observers=(progress,),
+    )
 
 
 def _record_remote_runs(outcome: Outcome, store: Store | None) -> None:

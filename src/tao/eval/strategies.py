@@ -33,7 +33,7 @@ from tao.eval.record import QuestionRecord, RecordStatus
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
 from tao.state import EvalTag, RunConfig
-from tao.trace import RunResult, Status, StepKind
+from tao.trace import RunObserver, RunResult, Status, StepKind
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -99,12 +99,16 @@ def answer_question(
     prompts: PromptSet,
     question: Question,
     store: Store | None,
+    observers: Sequence[RunObserver] = (),
 ) -> Outcome:
     """Answer and score one question; ``store`` records its runs live, else they are returned.
 
-    Thread-safe as long as ``model`` is: each call builds its own agents and wiki tools.
+    Thread-safe as long as ``model`` (and each of ``observers``, which watch every run) is:
+    each call builds its own agents and wiki tools.
     """
-    return _QuestionRun(config, model, prompts, question, store).answer()
+    run = _QuestionRun(config, model, prompts, question, store)
+    run.observers = observers
+    return run.answer()
 
 
 class _QuestionRun:
@@ -119,6 +123,8 @@ class _QuestionRun:
         store: Store | None,
     ) -> None:
         self.config = config
+        #: Watch every agent run of the question (the CLI's progress shows its step).
+        self.observers: Sequence[RunObserver] = ()
         self.model = StopAtNextExample(model, [f"\n{prompts.task_label}:"])
         self.prompts = prompts
         self.store = store
@@ -171,7 +177,7 @@ class _QuestionRun:
         config = self.config.agent_config(kind, self.prompts, temperature).replace(eval_tag=tag)
         record: bool | Store = self.store if self.store is not None else False
         agent = Agent(self.model, config=config, record=record)  # tools: config.tools
-        result = agent.run(self._question.question)
+        result = agent.run(self._question.question, observers=self.observers)
         if result.status not in _ENDED:
             raise Cancelled(
                 f"run {result.run_id} ended {result.status}: the question is not recorded"

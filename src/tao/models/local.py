@@ -61,6 +61,8 @@ class LoadedLlama:
     #: Prompt tokens processed by the first ``eval`` of the current call.
     evaluated: list[int] = field(default_factory=list)
     grammars: dict[str, LlamaGrammar] = field(default_factory=dict)
+    #: Receives each generated token id during the current call (set under ``lock``).
+    on_token: Callable[[int], None] | None = None
 
     def grammar(self, text: str) -> LlamaGrammar:
         """Compile (once) and return a ``LlamaGrammar`` for GBNF ``text``."""
@@ -143,12 +145,18 @@ def _count_prompt_evals(loaded: LoadedLlama) -> None:
 
     ``Llama.generate`` evaluates the uncached prompt suffix in its first
     ``eval`` call, then one generated token per call; the first is what we report.
+    The later calls are the generated tokens as they come, which is how ``on_text``
+    streams: the reply itself still comes from the one non-streaming path, so its
+    text, usage and grammar are exactly those of a call nobody watches.
     """
     llama = loaded.llama
     original: Callable[[Sequence[int]], None] = llama.eval
 
     def counting_eval(tokens: Sequence[int]) -> None:
         loaded.evaluated.append(len(tokens))
+        if loaded.on_token is not None and len(loaded.evaluated) > 1:
+            for token in tokens:  # a generated token, evaluated right after it was sampled
+                loaded.on_token(token)
         original(tokens)
 
     llama.eval = counting_eval
@@ -232,11 +240,13 @@ class LocalModel(SyncFirstModel):
             self._samples += 1
             seed = self._samples
         compiled = loaded.grammar(request.grammar) if request.grammar else None
+        streamer = _Streamer(loaded.llama, request.stop, on_text) if on_text else None
         with loaded.lock:
             llama = loaded.llama
             if not self.reuse_cache:
                 llama.reset()
             loaded.evaluated.clear()
+            loaded.on_token = streamer.token if streamer is not None else None
             try:
                 response = llama.create_chat_completion(
                     messages=[dict(message) for message in request.messages],
@@ -249,12 +259,14 @@ class LocalModel(SyncFirstModel):
             except (ValueError, RuntimeError) as error:
                 # e.g. "Requested tokens (9000) exceed context window of 8192"
                 raise ModelError(f"{self.name}: {error}") from error
+            finally:
+                loaded.on_token = None
             evaluated = loaded.evaluated[0] if loaded.evaluated else 0
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         text = choice["message"].get("content") or ""
-        if on_text is not None and text:
-            on_text(text)
+        if streamer is not None:
+            streamer.finish(text)
         return ModelReply(
             text=text,
             input_tokens=int(usage.get("prompt_tokens", 0)),
@@ -262,3 +274,51 @@ class LocalModel(SyncFirstModel):
             evaluated_tokens=evaluated,
             finish_reason=choice.get("finish_reason"),
         )
+
+
+class _Streamer:
+    """Generated tokens to ``on_text`` deltas whose concatenation is exactly the reply.
+
+    Bytes are decoded incrementally (a character may span tokens), and text that may be
+    the start of a stop sequence is held back until it is known not to be: the stop is
+    cut from the reply, so it must never reach the screen. :meth:`finish` sends what
+    is left of the final text.
+    """
+
+    def __init__(self, llama: Any, stop: Sequence[str], on_text: OnText) -> None:
+        import codecs
+
+        self._llama = llama
+        self._stop = [s for s in stop if s]
+        self._on_text = on_text
+        # errors="ignore", as llama.cpp decodes the reply: the deltas must add up to it
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._text = ""
+        self.sent = ""
+
+    def token(self, token: int) -> None:
+        self._text += self._decoder.decode(self._llama.detokenize([token]))
+        safe = self._safe(self._text)
+        if len(safe) > len(self.sent) and safe.startswith(self.sent):
+            self._send(safe[len(self.sent) :])
+
+    def _safe(self, text: str) -> str:
+        """``text`` up to any complete stop, less a tail that may begin one."""
+        for stop in self._stop:
+            if stop in text:
+                text = text[: text.index(stop)]
+        held = 0
+        for stop in self._stop:
+            for size in range(min(len(stop) - 1, len(text)), held, -1):
+                if text.endswith(stop[:size]):
+                    held = size
+                    break
+        return text[: len(text) - held]
+
+    def finish(self, text: str) -> None:
+        if text.startswith(self.sent) and len(text) > len(self.sent):
+            self._send(text[len(self.sent) :])
+
+    def _send(self, delta: str) -> None:
+        self.sent += delta
+        self._on_text(delta)
