@@ -25,7 +25,7 @@ from rich.text import Text
 
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
 from tao.errors import StoreError
-from tao.format import format_time
+from tao.format import format_cost, format_time
 from tao.store import STATUSES, Store
 
 P = ParamSpec("P")
@@ -33,7 +33,7 @@ R = TypeVar("R")
 
 _MODEL_WIDTH = 24
 _MIN_TASK_WIDTH = 24
-_NUMBERS = ("Steps", "Tokens")
+_NUMBERS = ("Steps", "Tokens", "Cost")
 
 
 def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
@@ -89,11 +89,12 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
             summary.status,
             str(summary.steps),
             f"{summary.tokens:,}",
+            format_cost(summary.cost_usd),
             _one_line(summary.model, _MODEL_WIDTH),
         ]
         for summary in summaries
     ]
-    headers = ["ID", "Started", "Status", "Steps", "Tokens", "Model"]
+    headers = ["ID", "Started", "Status", "Steps", "Tokens", "Cost", "Model"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)]
     # Size the task to what is left, so a narrow terminal shortens the task, never an id;
     # below ~100 columns the model goes first (``tao runs show`` has it).
@@ -106,7 +107,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
     table.add_column("Task", no_wrap=True)
     for row, summary in zip(rows, summaries, strict=True):
         cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
-        extra: list[RenderableType] = [row[3], row[4], Text(row[5])]
+        extra: list[RenderableType] = [row[3], row[4], row[5], Text(row[6])]
         cells += extra[: len(headers) - 3]
         table.add_row(*cells, Text(_one_line(summary.task, task_width)))
     console.print(table)

@@ -35,6 +35,7 @@ from tao.store.schema import (
     status_check,
     tables_v1,
     tables_v3,
+    tables_v5,
 )
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
@@ -54,7 +55,13 @@ _V2: tuple[str, ...] = (
 )
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES), V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    tables_v1(POSTGRES),
+    _V2,
+    tables_v3(POSTGRES),
+    V4,
+    tables_v5(POSTGRES),
+)
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")

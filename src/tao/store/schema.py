@@ -25,6 +25,9 @@ Versions:
   checkpoint's transcript is the run's first ``state_messages`` messages (then
   ``runs.state`` carries no ``messages``). Both are NULL in rows written before
   v3, or when a transcript did not extend the stored one (stored in full then).
+* v4: ``steps.repeat_of`` and ``steps.forced``.
+* v5 (issue 15): ``steps.cost_usd`` and ``runs.cost_usd``, money in US dollars (NULL:
+  unknown, as in every row written before v5).
 
 Design notes:
 
@@ -45,7 +48,7 @@ from tao.errors import StoreError
 from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -188,8 +191,24 @@ V4 = (
     "ALTER TABLE steps ADD COLUMN forced INTEGER NOT NULL DEFAULT 0",
 )
 
+
+def tables_v5(d: Dialect) -> tuple[str, ...]:
+    """v4 -> v5, the same on both databases: what a step's model call and a run cost, in US
+    dollars; NULL is unknown (a model with no price, or a row written before v5)."""
+    return (
+        f"ALTER TABLE steps ADD COLUMN cost_usd {d.real}",
+        f"ALTER TABLE runs ADD COLUMN cost_usd {d.real}",
+    )
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    tables_v1(SQLITE),
+    _V2,
+    tables_v3(SQLITE),
+    V4,
+    tables_v5(SQLITE),
+)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
