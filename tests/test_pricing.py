@@ -8,12 +8,15 @@ sums over a run), not a price copied by hand that goes stale.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
 
+from tao.agent import Agent
 from tao.budget import Budget
+from tao.errors import ConfigError
 from tao.format import format_cost
 from tao.models.openai import OpenAIModel
 from tao.pricing import PriceKey, Tokens, cost_known, cost_usd, known
@@ -123,3 +126,13 @@ def test_costs_read_as_dollars_or_unknown() -> None:
     assert format_cost(0.01234) == "$0.0123"
     assert format_cost(0.0000231) == "$0.000023"
     assert format_cost(12.5) == "$12.5000"
+
+
+def test_the_python_api_refuses_a_cost_limit_it_cannot_keep(replay: Any) -> None:
+    script = replay(["Action: finish[1]"])
+    for settings in ({"max_cost_usd": 0.5}, {"config": RunConfig(max_cost_usd=0.5)}):
+        with pytest.raises(ConfigError, match=r"cost limit .* replay:.* no price"):
+            Agent(f"replay:{script}", record=False, **settings)  # type: ignore[arg-type]
+    # Without a limit the same model runs, its cost unknown.
+    result = Agent(f"replay:{script}", record=False).run("one?")
+    assert (result.answer, result.usage.cost_usd, result.steps[0].cost_usd) == ("1", None, None)
