@@ -209,3 +209,33 @@ def test_a_cost_limit_on_a_model_without_a_price_is_refused_at_the_start(
         assert "Traceback" not in out.stderr
     assert openai_wire.server.requests == []
     assert json.loads(tao_cli("runs", "list", "--json").stdout) == []  # nothing was started
+
+
+def test_a_resumed_run_keeps_its_cost_and_its_cost_limit(
+    tao_cli: Any, openai_wire: OpenAIWire, tmp_path: Any
+) -> None:
+    """The reply a paused run waits on is charged once, on resume, at its recorded price, and
+    `tao resume` (a new process, the settings from the run log) applies the recorded limit."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    counts = {"prompt_tokens": 240, "completion_tokens": 30, "cached_tokens": 0}
+    openai_wire.script = [
+        ('Thought: write it.\nAction: write_file(path="notes.txt", content="hi\\n")', counts),
+        ("Thought: done.\nAction: finish[written]", counts),
+    ]
+    price = _price(counts)
+    paused = tao_cli(
+        "run", "write notes", "-m", "openai:gpt-4o-mini", "--base-url",
+        openai_wire.server.base_url, "--protocol", "text", "-t", "write", "--project",
+        str(project), "--max-cost", f"{price / 2:.8f}", "--no-input", "--json",
+    )  # fmt: skip
+    assert paused.returncode == 4, paused.stderr
+    run_id = json.loads(paused.stdout)["run_id"]
+    assert tao_cli("runs", "approve", run_id).returncode == 0
+    resumed = tao_cli("resume", run_id, "--json")
+    assert resumed.returncode == 3, resumed.stderr
+    data = json.loads(resumed.stdout)
+    assert (project / "notes.txt").read_text() == "hi\n"
+    assert data["status"] == "max_steps" and "reached" in data["stop_reason"]
+    assert data["usage"]["cost_usd"] == pytest.approx(price)
+    assert len(openai_wire.server.requests) == 1  # the limit held: no second call
