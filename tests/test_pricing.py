@@ -76,6 +76,8 @@ def test_unknown_models_cost_unknown_never_zero() -> None:
     ):
         assert cost_usd(key, Tokens(1000, 100)) is None
         assert not known(key)
+    # Counts the table refuses (a server reporting nonsense) are unknown too, never a crash.
+    assert cost_usd(PriceKey("openai", "gpt-4o-mini"), Tokens(-5, 3)) is None
     # A proxy or test server in front of a listed model: priced as the spec's provider.
     assert cost_usd(PriceKey("openai", "gpt-4o-mini", local_server), Tokens(10, 1)) == _table(
         "gpt-4o-mini", "openai", input_tokens=10, output_tokens=1

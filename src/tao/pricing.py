@@ -69,7 +69,10 @@ def cost_usd(key: PriceKey, tokens: Tokens) -> float | None:
     where = _where(key)
     if where is None:
         return None
-    return _price(key.model, where, tokens)
+    try:
+        return _price(key.model, where, tokens)
+    except (LookupError, ValueError, ArithmeticError):  # odd counts: unknown, the run goes on
+        return None
 
 
 def known(key: PriceKey) -> bool:
