@@ -54,14 +54,9 @@ _V2: tuple[str, ...] = (
     f"ALTER TABLE runs ADD CONSTRAINT runs_status_check CHECK ({status_check(V2_STATUSES)})",
 )
 
+_V5 = tables_v5(POSTGRES)
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    tables_v1(POSTGRES),
-    _V2,
-    tables_v3(POSTGRES),
-    V4,
-    tables_v5(POSTGRES),
-)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(POSTGRES), _V2, tables_v3(POSTGRES), V4, _V5)
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")

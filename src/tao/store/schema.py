@@ -201,14 +201,9 @@ def tables_v5(d: Dialect) -> tuple[str, ...]:
     )
 
 
+_V5 = tables_v5(SQLITE)
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    tables_v1(SQLITE),
-    _V2,
-    tables_v3(SQLITE),
-    V4,
-    tables_v5(SQLITE),
-)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4, _V5)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
