@@ -118,7 +118,7 @@ def format_action(step: Step) -> str:
 
 
 def step_costs(step: Step) -> str:
-    """``1.20 s · model 1.10 s · 120 in / 30 out tokens``: what one step cost."""
+    """``1.20 s · model 1.10 s · 120 in / 30 out tokens · $0.0004``: what one step cost."""
     parts = [format_seconds(step.duration_s)]
     if step.model_duration_s or step.tool_duration_s:
         parts.append(f"model {format_seconds(step.model_duration_s)}")
@@ -128,11 +128,23 @@ def step_costs(step: Step) -> str:
     if step.evaluated_tokens is not None and step.evaluated_tokens != step.input_tokens:
         tokens += f" ({step.evaluated_tokens:,} evaluated)"
     parts.append(tokens)
+    if step.cost_usd is not None and not step.call_index:  # the run's footer says "unknown"
+        parts.append(format_cost(step.cost_usd))
     return " · ".join(parts)
 
 
+def format_cost(cost: float | None) -> str:
+    """``$0.0123`` (4 decimals; 6 below $0.0001), or ``unknown``: how tao shows money."""
+    if cost is None:
+        return "unknown"
+    if 0 < cost < 0.0001:
+        return f"${cost:.6f}"
+    return f"${cost:.4f}"
+
+
 def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
-    """``3 steps · 3 model calls · 900 in / 80 out tokens · 4.20 s``: what the whole run cost.
+    """``3 steps · 3 model calls · 900 in / 80 out tokens · cost $0.0012 · 4.20 s``: what the
+    whole run cost (``cost unknown`` when a model has no price, :mod:`tao.pricing`).
 
     An unfinished run (``status`` in :data:`UNFINISHED_STATUSES`) shows no duration.
     """
@@ -143,6 +155,7 @@ def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
     )
     if usage.evaluated_tokens is not None:
         cost += f" ({usage.evaluated_tokens:,} evaluated)"
+    cost += f" · cost {format_cost(usage.cost_usd)}"
     if status not in UNFINISHED_STATUSES:
         cost += f" · {format_seconds(duration_s)}"
     return cost

@@ -26,6 +26,7 @@ from tao.exchange import LoopSetup
 from tao.loop import Loop, react
 from tao.models import Message, Model, load_model
 from tao.output import OutputSpec, schema_of
+from tao.pricing import cost_known
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.state import Checkpoint, Decision, RunConfig
@@ -112,6 +113,11 @@ def build_setup(
     if given is None and config.model is None:
         raise ConfigError("no model: give a model spec or a model object")
     backend = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    if config.max_cost_usd is not None and not cost_known(backend):
+        raise ConfigError(
+            f"a cost limit (--max-cost / max_cost_usd) cannot be kept with {backend.name}: "
+            "the price table has no price for it, so its cost is unknown"
+        )
     specs = tools if tools is not None else [t for t in config.tools if t is not None]
     resolved = resolve_tools(specs, project=config.project, corpus=config.corpus, ask=ask)
     named = {tool.name: tool for tool in resolved}

@@ -85,6 +85,9 @@ class RunConfig:
     """Wall-clock limit of the run (SPEC L5)."""
     max_tokens: int = 100_000
     """Input plus output tokens over the run (SPEC L5)."""
+    max_cost_usd: float | None = None
+    """Money limit of the run in US dollars (``--max-cost``); ``None``: no limit. Needs a
+    model whose price is known (:mod:`tao.pricing`), or the run is refused at its start."""
     max_reply_tokens: int = 512
     """The longest one model reply may be."""
     max_repeats: int = 2
@@ -122,8 +125,8 @@ class RunConfig:
             raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
 
     def budget(self) -> Budget:
-        """The three limits of the run (SPEC L5)."""
-        return Budget(self.max_steps, self.max_seconds, self.max_tokens)
+        """The limits of the run (SPEC L5), money included when set."""
+        return Budget(self.max_steps, self.max_seconds, self.max_tokens, self.max_cost_usd)
 
     def replace(self, **changes: object) -> RunConfig:
         """A copy with some settings changed (``config.replace(max_steps=5)``)."""
@@ -361,6 +364,9 @@ def _reply_json(reply: ModelReply) -> JSONObject:
         "output_tokens": reply.output_tokens,
         "evaluated_tokens": reply.evaluated_tokens,
         "finish_reason": reply.finish_reason,
+        "cache_read_tokens": reply.cache_read_tokens,
+        "cache_write_tokens": reply.cache_write_tokens,
+        "cost_usd": reply.cost_usd,
         "tool_calls": [
             {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw_arguments}
             for c in reply.tool_calls
@@ -372,12 +378,16 @@ def _reply_from(data: Mapping[str, JSON]) -> ModelReply:
     calls = cast(list[dict[str, JSON]], data.get("tool_calls") or [])
     evaluated = data.get("evaluated_tokens")
     finish = data.get("finish_reason")
+    cost = data.get("cost_usd")
     return ModelReply(
         text=str(data["text"]),
         input_tokens=_int(data.get("input_tokens") or 0),
         output_tokens=_int(data.get("output_tokens") or 0),
         evaluated_tokens=_int(evaluated) if evaluated is not None else None,
         finish_reason=finish if isinstance(finish, str) else None,
+        cache_read_tokens=_int(data.get("cache_read_tokens") or 0),
+        cache_write_tokens=_int(data.get("cache_write_tokens") or 0),
+        cost_usd=float(cost) if isinstance(cost, int | float) else None,
         tool_calls=tuple(
             ToolCall(
                 str(c["id"]),

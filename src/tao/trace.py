@@ -30,7 +30,7 @@ class Status(StrEnum):
     FINISHED = "finished"
     """The model gave its final answer."""
     MAX_STEPS = "max_steps"
-    """A budget ran out (SPEC L1, L5); ``stop_reason`` names which: steps, time, tokens."""
+    """A budget ran out (SPEC L1, L5); ``stop_reason`` names which: steps, time, tokens, cost."""
     AWAITING_APPROVAL = "awaiting_approval"
     """A call with side effects waits for a person; ``pending`` lists it (SPEC S3)."""
     ERROR = "error"
@@ -89,6 +89,9 @@ class Step:
     """The earlier step that made the same call, with no state change between (SPEC L12)."""
     forced: bool = False
     """The model could only answer in this step (the last of the budget, or after repeats)."""
+    cost_usd: float | None = None
+    """What this step's model call cost in US dollars (:mod:`tao.pricing`); ``None``: unknown
+    (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
 
     @property
     def tokens(self) -> int:
@@ -138,12 +141,18 @@ class Step:
 
 @frozen(kw_only=True)
 class Usage:
-    """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved."""
+    """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved.
+
+    ``cost_usd`` is the run's money cost in US dollars, ``None`` when unknown: once one
+    answered model call has no price, the total is unknown too (never a partial sum
+    passed off as the whole). A failed call adds nothing (providers do not bill errors).
+    """
 
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     evaluated_tokens: int | None = None
+    cost_usd: float | None = 0.0
 
     def plus(self, step: Step) -> Usage:
         """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
@@ -152,11 +161,15 @@ class Usage:
         evaluated = self.evaluated_tokens
         if step.evaluated_tokens is not None:
             evaluated = (evaluated or 0) + step.evaluated_tokens
+        cost = self.cost_usd
+        if step.kind is not StepKind.MODEL_ERROR:
+            cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
         return Usage(
             model_calls=self.model_calls + 1,
             input_tokens=self.input_tokens + step.input_tokens,
             output_tokens=self.output_tokens + step.output_tokens,
             evaluated_tokens=evaluated,
+            cost_usd=cost,
         )
 
     def to_dict(self) -> JSONObject:
@@ -164,8 +177,11 @@ class Usage:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
+        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[arg-type]
+        values = {k: v for k, v in data.items() if k in names}
+        values.setdefault("cost_usd", None)
+        return cls(**values)  # type: ignore[arg-type]
 
 
 @dataclass(kw_only=True)
@@ -183,7 +199,7 @@ class RunResult:
     error: str | None = None
     steps: list[Step] = field(default_factory=list)
     stop_reason: str | None = None
-    """Why a ``max_steps`` run stopped: which budget ran out (steps, time or tokens)."""
+    """Why a ``max_steps`` run stopped: which budget ran out (steps, time, tokens or cost)."""
     pending: list[PendingCall] | None = None
     """The calls an ``awaiting_approval`` run waits on."""
     usage: Usage = field(default_factory=Usage)

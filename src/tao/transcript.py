@@ -188,6 +188,7 @@ def make_step(
         input_tokens=reply.input_tokens if first else 0,
         output_tokens=reply.output_tokens if first else 0,
         evaluated_tokens=reply.evaluated_tokens if first else None,
+        cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
         call_index=position,
         **fields,  # type: ignore[arg-type]
     )

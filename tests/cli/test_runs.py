@@ -98,11 +98,13 @@ def _assert_one_line_error(out: Any, *fragments: str, code: int = 1) -> None:
 
 
 def test_list_shows_a_table_newest_first_M3(tao_cli: Any, logged: dict[str, RunResult]) -> None:
-    """M3: `tao runs list` shows id prefix, start, status, steps, tokens, model, task."""
+    """M3: `tao runs list` shows id prefix, start, status, steps, tokens, cost, model, task."""
     out = tao_cli("runs", "list", env={"COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split() == ["ID", "Started", "Status", "Steps", "Tokens", "Model", "Task"]
+    header = ["ID", "Started", "Status", "Steps", "Tokens", "Cost", "Model", "Task"]
+    assert lines[0].split() == header
+    assert " unknown " in lines[1]  # a replay model has no price: unknown, never $0 (issue 15)
     assert lines[1].split()[0] == "0193b000"  # shortest unique prefix, at least 8 chars
     assert "finished" in lines[1]
     assert " 3 " in lines[1]
@@ -153,7 +155,7 @@ def test_show_prints_every_step_readably_L1_M3(tao_cli: Any, logged: dict[str, R
         "Unknown tool: search. Available: calculator, finish",
         "Final Answer: 395",
         "finished",
-        "3 steps · 3 model calls · 440 in / 43 out tokens · 1.50 s",
+        "3 steps · 3 model calls · 440 in / 43 out tokens · cost unknown · 1.50 s",
     ]
     position = 0
     for fragment in order:  # each piece present, in reading order

@@ -81,3 +81,27 @@ def test_chart_bars_carry_their_values_and_a_small_sample_warns(tmp_path: Path) 
         assert texts[:2] == ["75.0", paper], texts  # ours, then the paper's
         assert (SMALL_SAMPLE_WARNING in texts) is warned
     assert SMALL_SAMPLE_WARNING == "small sample (n < 30): differences may be noise"
+
+
+def test_the_table_shows_what_each_strategy_cost(
+    tmp_path: Path, tao_cli: Callable[..., CliResult]
+) -> None:
+    """Issue 15: a cost column, summed over the questions; unknown if one question's is."""
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    for strategy, costs in (("react", [0.0125, 0.0250]), ("cot", [0.01, None])):
+        results = ResultsFile(folder / f"hotpotqa-{strategy}.jsonl")
+        for i, cost in enumerate(costs):
+            record = QuestionRecord(i, f"q{i}", "Q?", "A", "A", 1.0, 1.0, strategy, "hotpotqa", "m")
+            record.cost_usd = cost
+            results.append(record)
+    out = tao_cli("eval", "report", str(folder), "-o", str(tmp_path / "c.png"), "--json")
+    assert out.returncode == 0, out.stderr
+    table = out.stderr  # with --json the table goes to standard error
+    assert "cost" in table
+    rows = {line.split()[0]: line for line in table.splitlines() if line.split()}
+    assert rows["react"].rstrip().endswith("$0.0375")
+    assert rows["cot"].rstrip().endswith("unknown")
+    (group,) = json.loads(out.stdout.strip().splitlines()[-1])
+    assert group["strategies"]["react"]["cost_usd"] == pytest.approx(0.0375)
+    assert group["strategies"]["cot"]["cost_usd"] is None

@@ -403,3 +403,21 @@ def test_unreachable_server_names_the_host() -> None:
     )
     with pytest.raises(ModelError, match=f"cannot reach http://127.0.0.1:{port}"):
         anthropic.complete(ModelRequest(messages=QUESTION))
+
+
+def test_cache_reads_and_writes_are_priced_at_their_rates(wire: Any) -> None:
+    """Issue 15: the reply's cost is the price table's, cache reads and writes at their rates."""
+    from genai_prices import Usage, calc_price
+
+    body = message([{"type": "text", "text": "Thought: multiply first."}])
+    body["usage"].update(input_tokens=412, cache_creation_input_tokens=300)
+    wire.json(body)
+    reply = model(wire).complete(ModelRequest(messages=QUESTION))
+    assert (reply.input_tokens, reply.cache_read_tokens, reply.cache_write_tokens) == (
+        812,
+        100,
+        300,
+    )
+    usage = Usage(input_tokens=812, output_tokens=58, cache_read_tokens=100, cache_write_tokens=300)
+    price = calc_price(usage, "claude-sonnet-5", provider_id="anthropic").total_price
+    assert reply.cost_usd == float(price) > 0

@@ -355,3 +355,17 @@ def test_streamed_native_run_shows_text_as_it_arrives(
     assert isinstance(events[-1], FinalEvent)
     assert (events[-1].result.status, events[-1].result.answer) == (Status.FINISHED, "395")
     assert wire.bodies[1]["contents"][-2]["parts"][-1]["thoughtSignature"]  # signed call went back
+
+
+def test_cached_content_and_thoughts_are_priced_as_the_table_says(wire: Any) -> None:
+    """Issue 15: thinking tokens bill as output, cached content at the cache-read rate."""
+    from genai_prices import Usage, calc_price
+
+    body = response([{"text": "Thought: multiply first."}])
+    body["usageMetadata"]["cachedContentTokenCount"] = 64
+    wire.json(body)
+    reply = model(wire).complete(ModelRequest(messages=QUESTION))
+    assert (reply.input_tokens, reply.output_tokens, reply.cache_read_tokens) == (96, 52, 64)
+    usage = Usage(input_tokens=96, output_tokens=52, cache_read_tokens=64)
+    price = calc_price(usage, "gemini-3.8-flash", provider_id="google").total_price
+    assert reply.cost_usd == float(price) > 0

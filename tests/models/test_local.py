@@ -60,12 +60,15 @@ def test_calculator_episode_through_the_cli_M5(tao_cli: Callable[..., Any]) -> N
     for step in steps[1:]:
         assert 0 < step["evaluated_tokens"] < step["input_tokens"] / 2
     assert run["usage"]["evaluated_tokens"] < run["usage"]["input_tokens"]
+    # Issue 15: the embedded model runs here and nobody bills it: $0, not unknown.
+    assert run["usage"]["cost_usd"] == 0.0 and {s["cost_usd"] for s in steps} == {0.0}
 
 
 @pytest.mark.local_model
 @needs_model
 def test_prefix_reuse_and_naive_baseline() -> None:
     from tao.models.local import LocalModel
+    from tao.pricing import cost_known
 
     model = LocalModel()
     messages = [
@@ -74,6 +77,7 @@ def test_prefix_reuse_and_naive_baseline() -> None:
     ]
     first = model.complete(ModelRequest(messages=messages, max_tokens=8))
     assert first.text and first.output_tokens <= 8
+    assert first.cost_usd == 0.0 and cost_known(model)  # so --max-cost is accepted (issue 15)
     messages += [
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": "Another one?"},

@@ -85,6 +85,9 @@ def test_the_old_log_lists_and_shows_every_run(old_log: Path) -> None:
     assert finished.steps[0].observation == "391"
     assert finished.config == RunConfig(model="replay:replies-0.json", tools=("calc",))
     assert (budget.status, len(budget.steps), budget.usage.model_calls) == (Status.MAX_STEPS, 2, 2)
+    # Issue 15: a run recorded before costs were kept cost an unknown amount, never $0.
+    assert finished.usage.cost_usd is None and finished.steps[0].cost_usd is None
+    assert [s.cost_usd for s in listed] == [None] * 4
     assert budget.config is not None and budget.config.max_steps == 2
     assert waiting.config is not None and waiting.config.tools == ("write",)
     assert waiting.config.project is not None and waiting.config.project.endswith("/project")

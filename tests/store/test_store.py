@@ -80,7 +80,7 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     recorder = RunRecorder(store, config)
     recorder.on_start(result)
     steps = [
-        runs.step(1, call_index=1, repeat_of=1, forced=True),
+        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125),
         runs.step(
             2,
             kind=StepKind.UNKNOWN_TOOL,
@@ -88,13 +88,16 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             call_index=2,
             repeat_of=1,
             forced=True,
+            cost_usd=0.5,
         ),
     ]
     for step in steps:
         _assert_not_default(step)
         result.steps.append(step)
         recorder.on_step(result, step)
-    result.usage = Usage(model_calls=2, input_tokens=40, output_tokens=8, evaluated_tokens=7)
+    result.usage = Usage(
+        model_calls=2, input_tokens=40, output_tokens=8, evaluated_tokens=7, cost_usd=0.5125
+    )
     result.status, result.answer, result.duration_s = Status.AWAITING_APPROVAL, "partial", 3.25
     # The calls a paused run waits on live in its checkpoint (S3).
     pending = PendingCall(
@@ -130,6 +133,9 @@ def test_a_checkpoint_comes_back_as_the_checkpoint_saved_S3_M3(store: Store, run
         evaluated_tokens=4,
         finish_reason="tool_calls",
         tool_calls=(ToolCall("c1", "write_file", {"path": "ü.txt"}, '{"path": "ü.txt"}'),),
+        cache_read_tokens=6,
+        cache_write_tokens=2,
+        cost_usd=0.0042,  # the reply acted on again on resume is charged once, at its price
     )
     checkpoint = Checkpoint(
         messages=({"role": "user", "content": "Task: 日本語"},),
@@ -292,7 +298,9 @@ def test_export_jsonl_is_a_run_record_then_one_step_per_line_M3(store: Store, ru
         "input_tokens": 306,
         "output_tokens": 36,
         "evaluated_tokens": 156,
+        "cost_usd": None,  # these steps have no price: unknown, never $0 (issue 15)
     }
+    assert "cost_usd" not in run  # once, in usage
     assert run["config"] == CONFIG.to_json()
     assert [r["type"] for r in records[1:]] == ["step"] * 3
     assert [r["index"] for r in records[1:]] == [1, 2, 3]

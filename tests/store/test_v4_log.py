@@ -1,5 +1,5 @@
-"""A run log written at schema v4 migrates to v5 (``runs.parent_id``) and its runs can be
-followed up (issue 15 item 5, SPEC M3).
+"""A run log written at schema v4 migrates to the current schema (v5: ``runs.parent_id``,
+v6: costs) and its runs can be followed up (issue 15 item 5, SPEC M3).
 
 ``data/main-v4.db`` was written by the old code itself (commit 28ab06f, see
 ``data/make_v4_log.py``). Opening a copy migrates it in place; every row stays, no run
@@ -38,13 +38,13 @@ def _read(path: Path, sql: str) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-def test_a_v4_log_migrates_to_v5_keeping_every_row(tao_home: Path) -> None:
+def test_a_v4_log_migrates_keeping_every_row(tao_home: Path) -> None:
     log = _copy(tao_home)
     assert _read(log, "PRAGMA user_version") == [(4,)]
     with Store.open(log) as store:
         runs = store.list_runs()
         finished = store.get_run(FINISHED)
-    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(5,)]
+    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(6,)]
     counts = [_read(log, f"SELECT count(*) FROM {t}")[0][0] for t in ("runs", "steps")]
     assert counts == [2, 4]
     assert [(r.run_id, r.status, r.parent_id) for r in runs] == [

@@ -135,7 +135,9 @@ _HELP = {
     "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
+    "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
 }
+_USD = click.FloatRange(min=0, min_open=True)
 _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
@@ -152,6 +154,7 @@ _option = click.option
 @shown("--max-steps", click.IntRange(min=1), 8, "Model replies at most.")
 @shown("--max-seconds", click.FloatRange(min=0, min_open=True), 300.0, "Wall-clock limit.")
 @shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
+@_option("--max-cost", "max_cost_usd", type=_USD, metavar="USD", help=_HELP["max-cost"])
 @shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @base_url_option
@@ -253,6 +256,7 @@ class RunOptions(TypedDict):
     max_steps: int
     max_seconds: float
     max_tokens: int
+    max_cost_usd: float | None
     max_repeats: int
     temperature: float
     base_url: str | None

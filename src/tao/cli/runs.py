@@ -26,7 +26,7 @@ from rich.text import Text
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
 from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
-from tao.format import format_time, plural
+from tao.format import format_cost, format_time, plural
 from tao.store import STATUSES, Store
 from tao.trace import Status
 
@@ -35,7 +35,7 @@ R = TypeVar("R")
 
 _MODEL_WIDTH = 24
 _MIN_TASK_WIDTH = 24
-_NUMBERS = ("Steps", "Tokens")
+_NUMBERS = ("Steps", "Tokens", "Cost")
 #: Marks a follow-up's task in ``tao runs list`` (``tao runs show`` names the run it continues).
 FOLLOW_UP = "↳ "
 
@@ -94,11 +94,12 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
             summary.status,
             str(summary.steps),
             f"{summary.tokens:,}",
+            format_cost(summary.cost_usd),
             _one_line(summary.model, _MODEL_WIDTH),
         ]
         for summary in summaries
     ]
-    headers = ["ID", "Started", "Status", "Steps", "Tokens", "Model"]
+    headers = ["ID", "Started", "Status", "Steps", "Tokens", "Cost", "Model"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)]
     # Size the task to what is left, so a narrow terminal shortens the task, never an id;
     # below ~100 columns the model goes first (``tao runs show`` has it).
@@ -111,7 +112,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
     table.add_column("Task", no_wrap=True)
     for row, summary in zip(rows, summaries, strict=True):
         cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
-        extra: list[RenderableType] = [row[3], row[4], Text(row[5])]
+        extra: list[RenderableType] = [row[3], row[4], row[5], Text(row[6])]
         cells += extra[: len(headers) - 3]
         mark = FOLLOW_UP if summary.parent_id is not None else ""
         table.add_row(*cells, Text(mark + _one_line(summary.task, task_width - len(mark))))

@@ -4,20 +4,22 @@
      "em": 0.0, "f1": 0.0, "strategy": "react", "benchmark": "hotpotqa", "model": "local",
      "status": "finished", "steps": 4, "model_calls": 4, "tokens": 10422,
      "input_tokens": 10300, "output_tokens": 122, "seconds": 41.2, "parse_failures": 0,
-     "fallback": null, "votes": null, "samples": null, "run_ids": ["0193..."], "error": null}
+     "fallback": null, "votes": null, "samples": null, "run_ids": ["0193..."], "error": null,
+     "cost_usd": 0.0}
 
 ``status`` is ``finished`` (an answer), ``no_answer`` (budget spent, no answer) or
 ``error`` (a model call failed; ``error`` says why). ``fallback`` names the
 strategy a combination fell back to (``cot-sc`` or ``react``); ``votes`` and
 ``samples`` are CoT-SC's majority count and sample count.
 
-The line format is unchanged since the first results files, so any of them resumes;
+The line format only ever gains fields (``cost_usd``, ``null`` when unknown), so any
+results file resumes;
 :meth:`QuestionRecord.from_dict` reads it field by field and refuses a wrong type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal, cast
 
@@ -56,6 +58,9 @@ class QuestionRecord:
     samples: int | None = None
     run_ids: list[str] = field(default_factory=list)
     error: str | None = None
+    cost_usd: float | None = None
+    """US dollars over the question's runs; ``None``: unknown (a model with no price, or a
+    results line written before costs were kept)."""
 
     def to_dict(self) -> JSONObject:
         return cast(JSONObject, asdict(self))
@@ -88,11 +93,22 @@ class QuestionRecord:
             samples=read.optional_integer("samples"),
             run_ids=read.texts("run_ids"),
             error=read.optional_text("error"),
+            cost_usd=read.optional_number("cost_usd"),
         )
 
     def comparable(self) -> JSONObject:
         """The record without timings and run ids: equal for equal model behaviour."""
         return {k: v for k, v in self.to_dict().items() if k not in VOLATILE}
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """The sum of ``costs`` in US dollars; unknown (``None``) if any one is."""
+    total = 0.0
+    for cost in costs:
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 class _Fields:
@@ -121,6 +137,9 @@ class _Fields:
 
     def optional_text(self, name: str) -> str | None:
         return None if self.data.get(name) is None else self.text(name)
+
+    def optional_number(self, name: str) -> float | None:
+        return None if self.data.get(name) is None else self.number(name)
 
     def optional_integer(self, name: str) -> int | None:
         return None if self.data.get(name) is None else self.integer(name)

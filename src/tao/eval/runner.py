@@ -24,7 +24,7 @@ from tao.errors import ConfigError
 from tao.eval.config import ALL_ORDER, STRATEGIES, EvalConfig
 from tao.eval.data import Question
 from tao.eval.executors import local_outcomes, ray_outcomes
-from tao.eval.record import QuestionRecord
+from tao.eval.record import QuestionRecord, total_cost
 from tao.eval.results import ResultsFile
 from tao.eval.strategies import Outcome
 from tao.eval.summary import StrategyRunSummary, summarize
@@ -251,6 +251,7 @@ def _merged(
     for name in _COSTS:
         setattr(merged, name, getattr(first, name) + getattr(then, name))
     merged.seconds = round(first.seconds + then.seconds, 3)
+    merged.cost_usd = total_cost((first.cost_usd, then.cost_usd))
     return merged
 
 

@@ -29,7 +29,7 @@ from tao.eval.data import Question
 from tao.eval.metrics import exact_match, f1_score, label_match, majority_vote, normalize_answer
 from tao.eval.metrics import normalize_label as _label
 from tao.eval.prompts import PromptKind, PromptSet
-from tao.eval.record import QuestionRecord, RecordStatus
+from tao.eval.record import QuestionRecord, RecordStatus, total_cost
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
 from tao.state import EvalTag, RunConfig
@@ -225,6 +225,7 @@ class _QuestionRun:
             ),
             run_ids=[run.run_id for run in results],
             error=error,
+            cost_usd=total_cost(u.cost_usd for u in usage),
         )
         record.tokens = record.input_tokens + record.output_tokens
         return record

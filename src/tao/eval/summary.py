@@ -5,7 +5,10 @@ The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
     {"benchmark": "hotpotqa", "strategy": "react", "model": "local", "n": 10,
      "em": 0.3, "f1": 0.41, "paper": 0.274, "answered": 9, "no_answer": 1, "errors": 0,
      "parse_failures": 2, "fallbacks": 0, "avg_steps": 4.1, "avg_model_calls": 4.1,
-     "avg_tokens": 15200.0, "seconds_per_question": 38.5, "results_file": "..."}
+     "avg_tokens": 15200.0, "seconds_per_question": 38.5, "cost_usd": 0.0,
+     "results_file": "..."}
+
+``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown).
 
 FEVER has ``accuracy`` instead of ``em`` and ``f1``. ``--strategy all`` prints one
 object with every strategy under ``strategies`` and, at the top, ``n``, the total
@@ -17,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict
 
-from tao.eval.record import QuestionRecord
+from tao.eval.record import QuestionRecord, total_cost
+from tao.format import format_cost
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -48,6 +52,8 @@ class StrategySummary(Scores):
     avg_model_calls: float
     avg_tokens: float
     seconds_per_question: float
+    cost_usd: float | None
+    """US dollars over every question; ``None``: unknown (a model with no price)."""
 
 
 class StrategyRunSummary(StrategySummary):
@@ -138,6 +144,7 @@ def summarize(
         "avg_model_calls": round(_mean([r.model_calls for r in records]), 2),
         "avg_tokens": round(_mean([r.tokens for r in records]), 1),
         "seconds_per_question": round(_mean([r.seconds for r in records]), 2),
+        "cost_usd": total_cost(r.cost_usd for r in records),
     }
 
 
@@ -175,7 +182,8 @@ def _pct(value: float | None) -> str:
 
 
 def summary_table(summaries: Sequence[StrategySummary]) -> Table:
-    """A rich table: each strategy's scores next to the paper's, with cost per question."""
+    """A rich table: each strategy's scores next to the paper's, with cost per question (tokens,
+    seconds) and the money all its questions cost."""
     from rich import box
     from rich.table import Table
 
@@ -199,7 +207,7 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
         table.add_column("EM%", justify="right", no_wrap=True)
         table.add_column("F1%", justify="right", no_wrap=True)
     table.add_column("paper", justify="right", style="dim", no_wrap=True)
-    for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q"):
+    for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
         scores = [_pct(s.get("accuracy"))] if fever else [_pct(s.get("em")), _pct(s.get("f1"))]
@@ -213,5 +221,6 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
             f"{s['avg_steps']:.1f}",
             _compact(s["avg_tokens"]),
             f"{s['seconds_per_question']:.0f}",
+            format_cost(s.get("cost_usd")),
         )
     return table

@@ -144,4 +144,6 @@ def _reply(message: AnthropicMessage) -> ModelReply:
         + (usage.cache_read_input_tokens or 0)
     )
     draft.output_tokens = usage.output_tokens
+    draft.cache_read_tokens = usage.cache_read_input_tokens or 0
+    draft.cache_write_tokens = usage.cache_creation_input_tokens or 0
     return draft.reply()

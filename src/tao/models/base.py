@@ -108,6 +108,12 @@ class ModelReply:
     finish_reason: str | None = None
     #: Native tool calls, in the model's order; empty for the text protocol.
     tool_calls: tuple[ToolCall, ...] = ()
+    #: Prompt tokens the provider read from its prompt cache (part of ``input_tokens``).
+    cache_read_tokens: int = 0
+    #: Prompt tokens the provider wrote to its prompt cache (part of ``input_tokens``).
+    cache_write_tokens: int = 0
+    #: What the call cost in US dollars (:mod:`tao.pricing`); ``None``: unknown, never a guess.
+    cost_usd: float | None = None
 
 
 @runtime_checkable

@@ -197,6 +197,7 @@ class _Reply:
             draft.output_tokens = (usage.candidates_token_count or 0) + (
                 usage.thoughts_token_count or 0
             )
+            draft.cache_read_tokens = usage.cached_content_token_count or 0
         if not response.candidates:
             feedback = response.prompt_feedback
             if feedback is not None and feedback.block_reason is not None:

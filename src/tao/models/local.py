@@ -223,6 +223,10 @@ class LocalModel(SyncFirstModel):
     def n_ctx(self) -> int:
         return self._loaded.n_ctx
 
+    def cost_known(self) -> bool:
+        """Always: it runs here, so each reply costs ``0.0`` dollars (see :mod:`tao.pricing`)."""
+        return True
+
     def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         """Generate the assistant's next reply; see :class:`tao.models.base.Model`.
 
@@ -273,6 +277,7 @@ class LocalModel(SyncFirstModel):
             output_tokens=int(usage.get("completion_tokens", 0)),
             evaluated_tokens=evaluated,
             finish_reason=choice.get("finish_reason"),
+            cost_usd=0.0,  # runs in this process: no provider bills it (tao.pricing)
         )
 
 

@@ -120,6 +120,8 @@ def _usage(draft: sdk.Draft, usage: CompletionUsage | None) -> None:
     if usage is not None:
         draft.input_tokens = usage.prompt_tokens
         draft.output_tokens = usage.completion_tokens
+        details = usage.prompt_tokens_details
+        draft.cache_read_tokens = (details.cached_tokens or 0) if details is not None else 0
 
 
 class _Chunks:

@@ -21,6 +21,7 @@ Retries themselves are the SDKs' own (429, 408, 5xx with backoff), set at client
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import weakref
@@ -32,6 +33,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import httpx2
 
+from tao import pricing
 from tao.errors import ModelError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest, OnText, ToolCall
@@ -258,6 +260,8 @@ class Draft:
     finish: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def text(self, piece: str | None) -> None:
         if piece:
@@ -276,6 +280,8 @@ class Draft:
             output_tokens=self.output_tokens,
             finish_reason=finish_reason(self.finish, bool(self.calls)),
             tool_calls=tuple(self.calls),
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
         )
 
 
@@ -323,6 +329,10 @@ class SdkModel(AsyncFirstModel, Generic[Client]):
         #: The host errors name: the base URL, or the provider's own API host.
         self.where = connection.base_url or host
         self.supports_stop = True
+        #: Which list price its replies are charged at (:mod:`tao.pricing`).
+        self.price = pricing.PriceKey(name.partition(":")[0], model, connection.base_url)
+        #: Looked up now (the table loads once per process, ~0.3 s), not in a timed call.
+        self._cost_known = pricing.known(self.price)
         #: Features the server refused (``stop``, ``stream``, ``temperature``); never sent again.
         self.refused: set[str] = set()
         self._clients = PerLoop(lambda: self._client(connection))
@@ -330,9 +340,26 @@ class SdkModel(AsyncFirstModel, Generic[Client]):
     async def acomplete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         try:
             async with asyncio.timeout(request.timeout_s):
-                return await self._attempts(request, on_text)
+                reply = await self._attempts(request, on_text)
         except TimeoutError as error:
             raise ModelError(f"{self.name}: {self.where} timed out") from error
+        return self._priced(reply)
+
+    def cost_known(self) -> bool:
+        """Whether the price table lists this model (``--max-cost`` needs it)."""
+        return self._cost_known
+
+    def _priced(self, reply: ModelReply) -> ModelReply:
+        """``reply`` with what it cost, from its tokens, cached ones at their own rates."""
+        if not self._cost_known:
+            return reply  # unknown: ``cost_usd`` stays None
+        tokens = pricing.Tokens(
+            reply.input_tokens,
+            reply.output_tokens,
+            reply.cache_read_tokens,
+            reply.cache_write_tokens,
+        )
+        return dataclasses.replace(reply, cost_usd=pricing.cost_usd(self.price, tokens))
 
     async def _attempts(self, request: ModelRequest, on_text: OnText | None) -> ModelReply:
         client = self._clients.get()

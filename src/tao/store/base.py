@@ -56,7 +56,7 @@ T = TypeVar("T")
 _FINISH = """
     UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
         duration_s = ?, model_calls = ?, input_tokens = ?, output_tokens = ?,
-        evaluated_tokens = ?
+        evaluated_tokens = ?, cost_usd = ?
     WHERE id = ?
 """
 
@@ -198,6 +198,7 @@ class Store(ABC):
             usage.input_tokens,
             usage.output_tokens,
             usage.evaluated_tokens,
+            usage.cost_usd,
             result.run_id,
         )
 
@@ -338,6 +339,7 @@ class Store(ABC):
                 input_tokens=summary.input_tokens,
                 output_tokens=summary.output_tokens,
                 evaluated_tokens=summary.evaluated_tokens,
+                cost_usd=summary.cost_usd,
             ),
             lang=summary.lang,
             started_at=summary.started_at,
@@ -356,7 +358,7 @@ class Store(ABC):
         Line 1: ``{"type": "run", "schema": SCHEMA_VERSION, "run_id", "task",
         "model", "lang", "status", "answer", "error", "stop_reason", "started_at",
         "finished_at", "duration_s", "steps", "usage": {model_calls, input_tokens,
-        output_tokens, evaluated_tokens}, "config"}``. Then one ``{"type": "step",
+        output_tokens, evaluated_tokens, cost_usd}, "config"}``. Then one ``{"type": "step",
         "run_id", ...}`` per step in order, carrying every :meth:`Step.to_dict`
         field. Its ``model_input`` holds the messages new since the step before
         (from index ``model_input_from``), as ``--json`` does; with ``full`` each
@@ -365,7 +367,8 @@ class Store(ABC):
         summary = self.get_summary(run_id)
         result = self.get_run(summary.run_id)
         record = summary.to_dict()
-        for name in ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens", "tokens"):
+        usage_fields = ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens")
+        for name in (*usage_fields, "cost_usd", "tokens"):
             del record[name]
         usage = result.usage.to_dict()
         yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})

@@ -36,6 +36,7 @@ from tao.store.schema import (
     status_check,
     tables_v1,
     tables_v3,
+    tables_v6,
 )
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
@@ -61,6 +62,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v3(POSTGRES),
     V4,
     V5,
+    tables_v6(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

@@ -36,6 +36,12 @@ HOST = socket.gethostname()
 _LIVE = """CASE WHEN status = 'running' THEN (SELECT CAST({total} AS BIGINT) FROM model_calls c
                 WHERE c.run_id = runs.id) ELSE {column} END AS {column}"""
 
+#: A running run's cost, summed over its steps: unknown (NULL) once an answered call has none.
+_LIVE_COST = """CASE WHEN status = 'running' THEN (SELECT CASE WHEN sum(CASE WHEN s.cost_usd IS NULL
+                AND s.kind <> 'model_error' THEN 1 ELSE 0 END) > 0 THEN NULL
+                ELSE coalesce(sum(s.cost_usd), 0) END FROM steps s WHERE s.run_id = runs.id)
+                ELSE cost_usd END AS cost_usd"""
+
 SELECT_SUMMARY = f"""
     SELECT id, task, model, lang, status, answer, error, stop_reason,
            started_at, finished_at, duration_s,
@@ -44,7 +50,7 @@ SELECT_SUMMARY = f"""
            {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
            {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
            {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
-           config, pid, host, parent_id
+           {_LIVE_COST}, config, pid, host, parent_id
     FROM runs
 """  # noqa: S608 (constant expressions, no data)
 
@@ -103,6 +109,8 @@ class RunSummary:
     """The settings the run was started with; ``None`` when none were recorded."""
     parent_id: str | None = None
     """The run this one follows up (``tao run --continue``), if any."""
+    cost_usd: float | None = None
+    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.trace.Usage`)."""
 
     @property
     def tokens(self) -> int:
@@ -190,6 +198,7 @@ def summary_from_row(row: Row) -> RunSummary:
         evaluated_tokens=row["evaluated_tokens"],
         config=read_config(row["config"], row["id"]),
         parent_id=row["parent_id"],
+        cost_usd=row["cost_usd"],
     )
 
 

@@ -28,6 +28,8 @@ Versions:
 * v4: ``steps.repeat_of`` and ``steps.forced``.
 * v5 (issue 15): ``runs.parent_id``, the run a follow-up continues (``tao run
   --continue``); NULL for every other run, and for every run written before v5.
+* v6 (issue 15): ``steps.cost_usd`` and ``runs.cost_usd``, money in US dollars (NULL:
+  unknown, as in every row written before v6).
 
 Design notes:
 
@@ -48,7 +50,7 @@ from tao.errors import StoreError
 from tao.store.rows import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -195,8 +197,25 @@ V4 = (
 #: a follow-up stays readable whatever becomes of its parent.
 V5 = ("ALTER TABLE runs ADD COLUMN parent_id TEXT",)
 
+
+def tables_v6(d: Dialect) -> tuple[str, ...]:
+    """v5 -> v6, the same on both databases: what a step's model call and a run cost, in US
+    dollars; NULL is unknown (a model with no price, or a row written before v6)."""
+    return (
+        f"ALTER TABLE steps ADD COLUMN cost_usd {d.real}",
+        f"ALTER TABLE runs ADD COLUMN cost_usd {d.real}",
+    )
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tables_v1(SQLITE), _V2, tables_v3(SQLITE), V4, V5)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    tables_v1(SQLITE),
+    _V2,
+    tables_v3(SQLITE),
+    V4,
+    V5,
+    tables_v6(SQLITE),
+)
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

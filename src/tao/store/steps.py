@@ -30,7 +30,7 @@ from tao.trace import RunResult, Step
 STEP_FIELDS = (
     "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
     "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
-    "call_index", "repeat_of",
+    "call_index", "repeat_of", "cost_usd",
 )  # fmt: skip
 
 _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
@@ -39,7 +39,7 @@ _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
 SELECT_STEPS = f"""
     SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
-           s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced,
+           s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced, s.cost_usd,
            {_CALL.format(column="messages")} AS model_input,
            {_CALL.format(column="input_count")} AS input_count,
            {_CALL.format(column="reply")} AS model_output
@@ -49,8 +49,8 @@ SELECT_STEPS = f"""
 _INSERT_STEP = """
     INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
-        output_tokens, evaluated_tokens, call_index, repeat_of, forced, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
         argument = excluded.argument, arguments = excluded.arguments,
@@ -58,7 +58,8 @@ _INSERT_STEP = """
         model_duration_s = excluded.model_duration_s,
         tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
         output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
-        call_index = excluded.call_index, created_at = excluded.created_at
+        call_index = excluded.call_index, cost_usd = excluded.cost_usd,
+        created_at = excluded.created_at
 """
 
 _INSERT_MODEL_CALL = """
@@ -112,7 +113,7 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
         (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
          arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
          step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
-         step.call_index, step.repeat_of, int(step.forced), now),
+         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, now),
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))
