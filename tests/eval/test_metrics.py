@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tao.eval.metrics import (
+    bootstrap_ci,
     exact_match,
     f1_score,
     label_match,
@@ -87,3 +88,51 @@ def test_majority_vote_counts_normalised_answers_and_breaks_ties_by_first_seen()
     assert majority_vote(["b", "a", "a", "b"], normalize_answer) == ("b", 2)
     assert majority_vote([None, None, "the"], normalize_answer) == (None, 0)  # "" does not vote
     assert majority_vote(["Supported", "REFUTES", "supports"], normalize_label) == ("Supported", 2)
+
+
+def test_bootstrap_interval_of_a_known_sample_is_seeded_and_brackets_the_mean() -> None:
+    scores = [1.0] * 30 + [0.0] * 70  # EM 30% on 100 questions
+    low, high = bootstrap_ci(scores)
+    assert bootstrap_ci(scores) == (low, high)  # seeded: the report never changes
+    # The normal approximation gives 0.30 +/- 1.96 * sqrt(0.3 * 0.7 / 100) = 0.21..0.39.
+    assert low == pytest.approx(0.21, abs=0.02) and high == pytest.approx(0.39, abs=0.02)
+    assert bootstrap_ci(scores, seed=1) != (low, high) or bootstrap_ci(scores[:10]) != (low, high)
+    assert bootstrap_ci([1.0] * 5) == (1.0, 1.0)  # no spread, no width
+    assert bootstrap_ci([]) == (0.0, 0.0)
+
+
+def test_a_smaller_sample_gets_a_wider_interval() -> None:
+    low10, high10 = bootstrap_ci([1.0] * 3 + [0.0] * 7)
+    low100, high100 = bootstrap_ci([1.0] * 30 + [0.0] * 70)
+    assert high10 - low10 > 2 * (high100 - low100)
+
+
+def test_comparison_warnings_flag_small_samples_and_overlapping_intervals() -> None:
+    from tao.eval.record import QuestionRecord
+    from tao.eval.summary import StrategySummary, comparison_warnings, summarize
+
+    def summary(strategy: str, right: int, n: int) -> StrategySummary:
+        records = [
+            QuestionRecord(
+                i,
+                f"q{i}",
+                "Q?",
+                "A",
+                "A",
+                float(i < right),
+                float(i < right),
+                strategy,
+                "hotpotqa",
+                "m",
+            )
+            for i in range(n)
+        ]
+        return summarize(records, "hotpotqa", strategy, "m")
+
+    far_apart = [summary("react", 90, 100), summary("cot", 20, 100)]
+    assert comparison_warnings(far_apart) == []
+    close = [summary("react", 32, 100), summary("cot", 30, 100)]
+    (overlap,) = comparison_warnings(close)
+    assert "best, react, overlaps cot" in overlap
+    small = comparison_warnings([summary("react", 9, 10), summary("cot", 0, 10)])
+    assert small == ["n=10 < 30: too few questions to compare strategies"]

@@ -105,3 +105,20 @@ def test_the_table_shows_what_each_strategy_cost(
     (group,) = json.loads(out.stdout.strip().splitlines()[-1])
     assert group["strategies"]["react"]["cost_usd"] == pytest.approx(0.0375)
     assert group["strategies"]["cot"]["cost_usd"] is None
+def test_report_gives_seeded_95_intervals_and_flags_a_small_sample(
+    tmp_path: Path, tao_cli: Callable[..., CliResult]
+) -> None:
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    _write(folder, "react", [1.0, 0.0, 1.0, 1.0])
+    _write(folder, "cot", [0.0, 0.0, 1.0, 0.0])
+    result = tao_cli("eval", "report", str(folder), "-o", str(tmp_path / "c.png"), "--json")
+    assert result.returncode == 0, result.stderr
+    (hotpot,) = json.loads(result.stdout.strip().splitlines()[-1])
+    react = hotpot["strategies"]["react"]
+    assert react["em_ci"][0] < react["em"] < react["em_ci"][1] <= 1.0
+    assert react["em_ci"] == react["f1_ci"]  # same scores, same seed, same interval
+    assert any("n=4 < 30" in w for w in hotpot["warnings"])
+    assert any("react, overlaps cot" in w for w in hotpot["warnings"])
+    assert "warning: n=4 < 30: too few questions to compare strategies" in result.stderr
+    assert "95% CI" in result.stderr

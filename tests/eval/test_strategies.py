@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from tao.eval.data import load_questions
 from tao.eval.record import QuestionRecord
 from tao.eval.runner import run_strategy
+from tao.models.base import ModelReply, ModelRequest
 from tao.models.replay import ReplayModel
 from tao.state import EvalTag
 from tao.store import Store
@@ -216,3 +218,46 @@ def test_stop_at_next_example_cuts_where_the_next_example_begins(replay: Replay)
     assert model.complete(request).text == "Thought: Both are American.\nAnswer: yes"
     assert asyncio.run(model.acomplete(request)).text == "Thought: Both are American.\nAnswer: yes"
     assert model.supports_tools is False and model.name == model.inner.name
+
+
+class _CutBeforeAnswer:
+    """The embedded model, but a free (grammar-less) reply stops before its answer line.
+
+    Stands in for a sample that rambles past its budget; constrained requests go through
+    unchanged, so what the grammar makes of the retry is the real model's.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name = inner, inner.name
+        self.supports_stop, self.supports_grammar = True, True
+        self.supports_tools = False
+
+    def complete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        if request.grammar is None:
+            request = dataclasses.replace(request, stop=[*request.stop, "Answer"])
+        reply: ModelReply = self.inner.complete(request, on_text)
+        return reply
+
+    async def acomplete(self, request: ModelRequest, on_text: Any = None) -> ModelReply:
+        return self.complete(request, on_text)
+
+
+@pytest.mark.local_model
+def test_cot_sc_sample_without_an_answer_is_asked_again_under_the_grammar(
+    eval_data: EvalData,
+) -> None:
+    """Issue 16: a CoT-SC sample that ends without an answer line is constrained, not lost."""
+    from tao.models.install import model_is_installed, runtime_is_installed
+
+    if not (runtime_is_installed() and model_is_installed()):
+        pytest.skip("needs the embedded model (python -m tao.models.install)")
+    from tao.models.local import LocalModel
+
+    questions = load_questions("hotpotqa", eval_data.questions)[:1]
+    config = eval_data.config("cot-sc", "local", samples=1, max_reply_tokens=96)
+    config = dataclasses.replace(config, sc_temperature=0.0)  # greedy: the same every time
+    model = _CutBeforeAnswer(LocalModel())
+    (record,) = run_strategy(config, questions, store=Store.open(), model=model).records
+    assert record.parse_failures == 1  # the free sample had no answer line
+    assert len(record.run_ids) == 2  # ... so it was asked once more, constrained
+    assert record.answer is not None and record.votes == 1

@@ -256,3 +256,30 @@ def test_a_follow_up_run_reuses_the_parents_kv_cache_M5() -> None:
     assert render(messages=step.model_input).prompt.startswith(parent_prompt)
     assert step.evaluated_tokens is not None
     assert 0 < step.evaluated_tokens < step.input_tokens - last.input_tokens
+def test_interleaved_prompts_restore_their_saved_context_issue16() -> None:
+    """Two conversations taking turns on the one model (eval workers, react-cot-sc, two
+    server clients): each switch restores the other's saved context instead of prefilling it."""
+    from tao.models.kvstates import StateCache
+    from tao.models.local import LocalModel
+
+    model = LocalModel()
+    model.loaded.states = states = StateCache()
+    model.loaded.llama.reset()
+    rules = "Answer with one word. " + "Never explain. Never apologise. Be brief. " * 12
+
+    def ask(system: str, question: str) -> Any:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        return model.complete(ModelRequest(messages=messages, max_tokens=4))
+
+    first = ask("A: " + rules, "Name a primary colour.")
+    ask("B: " + rules, "Name a planet.")  # cuts A's context short: A's is saved first
+    again = ask("A: " + rules, "Name a primary colour.")
+    assert states.saves >= 1 and states.restores == 1
+    assert again.evaluated_tokens is not None and again.evaluated_tokens < 8
+    assert again.text == first.text  # the restored context answers exactly as the fresh one
+    model.loaded.states = None  # without the cache, the switch prefills A's prompt again
+    ask("B: " + rules, "Name a planet.")
+    cold = ask("A: " + rules, "Name a primary colour.")
+    assert cold.evaluated_tokens is not None and cold.evaluated_tokens > 100
+    assert cold.text == first.text
+    model.loaded.states = StateCache()

@@ -153,7 +153,7 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
     from rich.console import Console
 
     from tao.cli.eval_progress import BarProgress
-    from tao.eval.summary import combine_summaries, summary_table
+    from tao.eval.summary import combine_summaries, comparison_warnings, summary_table
 
     progress = BarProgress(benchmark)
     try:
@@ -178,6 +178,8 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
     progress.close()
     summaries = [run.summary() for run in runs]
     Console(stderr=options.as_json).print(summary_table(summaries))
+    for warning in comparison_warnings(summaries):
+        click.echo(f"warning: {warning}", err=True)
     if options.as_json:
         shape = summaries[0] if options.strategy != "all" else combine_summaries(summaries)
         click.echo(json.dumps(shape, ensure_ascii=False))
@@ -270,13 +272,15 @@ def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
 
     from tao.eval.report import load_results, write_chart
     from tao.eval.results import evals_dir
-    from tao.eval.summary import summary_table
+    from tao.eval.summary import comparison_warnings, summary_table
 
     try:
         groups = load_results(list(results) or [evals_dir()])
         console = Console(stderr=as_json)
         for summaries in groups.values():
             console.print(summary_table(list(summaries.values())))
+            for warning in comparison_warnings(list(summaries.values())):
+                click.echo(f"warning: {warning}", err=True)
         written = write_chart(groups, output)
     except TaoError as error:
         raise cli_error(error) from None
@@ -284,5 +288,13 @@ def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
         raise click.ClickException(str(error)) from None
     click.echo(f"chart: {written}", err=True)
     if as_json:
-        shape = [{"benchmark": b, "model": m, "strategies": s} for (b, m), s in groups.items()]
+        shape = [
+            {
+                "benchmark": b,
+                "model": m,
+                "warnings": comparison_warnings(list(s.values())),
+                "strategies": s,
+            }
+            for (b, m), s in groups.items()
+        ]
         click.echo(json.dumps(shape, ensure_ascii=False))

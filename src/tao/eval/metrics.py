@@ -10,6 +10,12 @@ and a yes/no answer scores F1 only when it matches exactly.
     0.8
     >>> normalize_label("Supported.")
     'SUPPORTS'
+    >>> bootstrap_ci([1.0, 0.0, 1.0, 1.0])
+    (0.25, 1.0)
+
+Scores over a few dozen questions are noisy: :func:`bootstrap_ci` gives the 95%
+interval that ``tao eval`` prints beside each score, and below
+:data:`MIN_COMPARABLE_N` questions it warns that strategies cannot be ranked.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
 
 SUPPORTS, REFUTES, NOT_ENOUGH_INFO = "SUPPORTS", "REFUTES", "NOT ENOUGH INFO"
+#: Fewer questions than this and a difference between strategies says little (issue 16).
+MIN_COMPARABLE_N = 30
+BOOTSTRAP_RESAMPLES = 2000
 
 
 def normalize_answer(text: str) -> str:
@@ -113,3 +122,26 @@ def majority_vote(
     best = max(counts.values())
     winner = next(k for k in first if counts[k] == best)  # dicts keep first-seen order
     return first[winner], best
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """The percentile-bootstrap ``level`` interval of the mean of ``values``, rounded to 4 places.
+
+    Seeded, so the same scores always print the same interval. ``(0.0, 0.0)`` when empty.
+    """
+    if not values:
+        return (0.0, 0.0)
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    tail = (1.0 - level) / 2
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return (round(float(low), 4), round(float(high), 4))

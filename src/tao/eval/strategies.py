@@ -2,7 +2,9 @@
 
 - ``standard``: the few-shot ``Question → Answer`` prompt, one reply.
 - ``cot``: reasoning only (``Thought: … Answer: …``), one reply.
-- ``cot-sc``: ``samples`` CoT replies at ``sc_temperature``, majority vote.
+- ``cot-sc``: ``samples`` CoT replies at ``sc_temperature``, majority vote; on a backend
+  with grammars, a sample that ends without a readable answer is asked once more with
+  the reply constrained to a thought line and an answer line, so its vote is not lost.
 - ``act``: actions only (``Action N: Search[...]``) over the wiki tools.
 - ``react``: thoughts and actions (the paper's numbered format) over the wiki tools.
 - ``react-cot-sc``: ReAct; CoT-SC when ReAct has no answer within its steps.
@@ -162,19 +164,31 @@ class _QuestionRun:
     def _cot_sc(self) -> tuple[str | None, int]:
         """``samples`` CoT runs at the sampling temperature; the majority answer and its votes."""
         answers: list[str | None] = []
+        temperature = self.config.sc_temperature
+        constrain = self.config.run.grammar and self.model.supports_grammar
         for _ in range(self.config.samples):
-            answers.append(self._once("cot", temperature=self.config.sc_temperature))
+            answer = self._once("cot", temperature=temperature)
+            if answer is None and constrain and not self._errored():
+                answer = self._once("cot", temperature=temperature, constrained=True)
+            answers.append(answer)
             if self._errored():
                 break
         key = normalize_answer if self.config.benchmark == "hotpotqa" else _label
         return majority_vote(answers, key)
 
-    def _once(self, kind: PromptKind, *, temperature: float) -> str | None:
-        """One agent run of prompt ``kind``; returns its cleaned answer or ``None``."""
+    def _once(
+        self, kind: PromptKind, *, temperature: float, constrained: bool = False
+    ) -> str | None:
+        """One agent run of prompt ``kind``; returns its cleaned answer or ``None``.
+
+        ``constrained``: decode with the grammar (a thought line, then the answer line).
+        """
         question = self._question
         tag = EvalTag(benchmark=self.config.benchmark, question_id=question.id,
                       gold=question.gold, strategy=self.config.strategy)  # fmt: skip
         config = self.config.agent_config(kind, self.prompts, temperature).replace(eval_tag=tag)
+        if constrained:
+            config = config.replace(grammar=True)
         record: bool | Store = self.store if self.store is not None else False
         agent = Agent(self.model, config=config, record=record)  # tools: config.tools
         result = agent.run(self._question.question, observers=self.observers)

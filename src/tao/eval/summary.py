@@ -3,16 +3,19 @@
 The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
 
     {"benchmark": "hotpotqa", "strategy": "react", "model": "local", "n": 10,
-     "em": 0.3, "f1": 0.41, "paper": 0.274, "answered": 9, "no_answer": 1, "errors": 0,
+     "em": 0.3, "f1": 0.41, "em_ci": [0.0, 0.6], "f1_ci": [0.1, 0.7], "paper": 0.274,
+     "answered": 9, "no_answer": 1, "errors": 0,
      "parse_failures": 2, "fallbacks": 0, "avg_steps": 4.1, "avg_model_calls": 4.1,
      "avg_tokens": 15200.0, "seconds_per_question": 38.5, "cost_usd": 0.0,
      "results_file": "..."}
 
 ``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown).
 
-FEVER has ``accuracy`` instead of ``em`` and ``f1``. ``--strategy all`` prints one
-object with every strategy under ``strategies`` and, at the top, ``n``, the total
-``parse_failures`` and the scores of the ``best`` strategy.
+FEVER has ``accuracy`` (and ``accuracy_ci``) instead of ``em`` and ``f1``. The ``_ci``
+fields are seeded bootstrap 95% intervals (:func:`tao.eval.metrics.bootstrap_ci`).
+``--strategy all`` prints one object with every strategy under ``strategies`` and, at
+the top, ``n``, the total ``parse_failures``, the scores of the ``best`` strategy and
+``warnings``: why the sample cannot rank the strategies (:func:`comparison_warnings`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict
 
+from tao.eval.metrics import MIN_COMPARABLE_N, bootstrap_ci
 from tao.eval.record import QuestionRecord, total_cost
 from tao.format import format_cost
 
@@ -33,6 +37,9 @@ class Scores(TypedDict, total=False):
     em: float
     f1: float
     accuracy: float
+    em_ci: list[float]
+    f1_ci: list[float]
+    accuracy_ci: list[float]
 
 
 class StrategySummary(Scores):
@@ -73,6 +80,7 @@ class AllSummary(Scores):
     n: int
     parse_failures: int
     best: str
+    warnings: list[str]
     strategies: dict[str, StrategySummary]
 
 
@@ -115,12 +123,52 @@ def score(summary: Scores, benchmark: str) -> float:
 
 
 def _scores(records: Sequence[QuestionRecord], benchmark: str) -> Scores:
+    ems = [r.em for r in records]
     if benchmark == "fever":
-        return {"accuracy": round(_mean([r.em for r in records]), 4)}
+        return {"accuracy": round(_mean(ems), 4), "accuracy_ci": list(bootstrap_ci(ems))}
+    f1s = [r.f1 for r in records]
     return {
-        "em": round(_mean([r.em for r in records]), 4),
-        "f1": round(_mean([r.f1 for r in records]), 4),
+        "em": round(_mean(ems), 4),
+        "f1": round(_mean(f1s), 4),
+        "em_ci": list(bootstrap_ci(ems)),
+        "f1_ci": list(bootstrap_ci(f1s)),
     }
+
+
+def _interval(summary: Scores, benchmark: str) -> list[float] | None:
+    return summary.get("accuracy_ci") if benchmark == "fever" else summary.get("em_ci")
+
+
+def comparison_warnings(summaries: Sequence[StrategySummary]) -> list[str]:
+    """Why these summaries cannot rank their strategies; empty when they can.
+
+    Two reasons: fewer than :data:`MIN_COMPARABLE_N` questions, or the best strategy's
+    95% interval overlapping another's (the difference may be noise).
+    """
+    if not summaries:
+        return []
+    benchmark = summaries[0]["benchmark"]
+    metric = "accuracy" if benchmark == "fever" else "EM"
+    warnings: list[str] = []
+    small = min(s["n"] for s in summaries)
+    if small < MIN_COMPARABLE_N:
+        warnings.append(f"n={small} < {MIN_COMPARABLE_N}: too few questions to compare strategies")
+    best = max(summaries, key=lambda s: score(s, benchmark))
+    best_ci = _interval(best, benchmark)
+    overlapping = [
+        s["strategy"]
+        for s in summaries
+        if s is not best
+        and best_ci is not None
+        and (ci := _interval(s, benchmark)) is not None
+        and ci[1] >= best_ci[0]
+    ]
+    if overlapping:
+        warnings.append(
+            f"the 95% {metric} interval of the best, {best['strategy']}, overlaps "
+            f"{', '.join(overlapping)}: this sample does not tell them apart"
+        )
+    return warnings
 
 
 def summarize(
@@ -163,6 +211,7 @@ def combine_summaries(summaries: Sequence[StrategySummary]) -> AllSummary:
         "n": max(s["n"] for s in summaries),
         "parse_failures": sum(s["parse_failures"] for s in summaries),
         "best": best["strategy"],
+        "warnings": comparison_warnings(summaries),
         **scores,
         "strategies": {s["strategy"]: s for s in summaries},
     }
@@ -179,6 +228,10 @@ def _compact(value: float) -> str:
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _ci(interval: list[float] | None) -> str:
+    return "-" if not interval else f"{100 * interval[0]:.0f}-{100 * interval[1]:.0f}"
 
 
 def summary_table(summaries: Sequence[StrategySummary]) -> Table:
@@ -203,14 +256,21 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
     table.add_column("strategy", no_wrap=True)
     if fever:
         table.add_column("acc%", justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
     else:
         table.add_column("EM%", justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("F1%", justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
     table.add_column("paper", justify="right", style="dim", no_wrap=True)
     for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
-        scores = [_pct(s.get("accuracy"))] if fever else [_pct(s.get("em")), _pct(s.get("f1"))]
+        scores = (
+            [_pct(s.get("accuracy")), _ci(s.get("accuracy_ci"))]
+            if fever
+            else [_pct(s.get("em")), _ci(s.get("em_ci")), _pct(s.get("f1")), _ci(s.get("f1_ci"))]
+        )
         table.add_row(
             s["strategy"],
             *scores,

@@ -7,6 +7,9 @@ One ``llama_cpp.Llama`` object is kept per process per model file, so the
 steps of an episode share its KV cache: the transcript only grows, and each
 call prefills only the tokens after the longest common prefix with the
 previous prompt. :attr:`ModelReply.evaluated_tokens` reports that number.
+When calls interleave (eval workers, two few-shot prompts, server clients), the
+contexts they would cut short are saved and restored by token prefix
+(:mod:`tao.models.kvstates`), so no prefix is prefilled twice.
 
 llama.cpp is CPU-bound and sync by nature: ``complete`` is the one path, and
 ``acomplete`` runs it in a worker thread (:class:`tao.models.bridge.SyncFirstModel`).
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tao.errors import ModelError, ModelUnavailableError
-from tao.models.base import ModelReply, ModelRequest, OnText
+from tao.models.base import Message, ModelReply, ModelRequest, OnText
 from tao.models.bridge import SyncFirstModel
 from tao.models.install import (
     MODEL_SHA256,
@@ -37,6 +40,7 @@ from tao.models.install import (
     runtime_is_installed,
     verify_model,
 )
+from tao.models.kvstates import StateCache
 
 if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -63,6 +67,36 @@ class LoadedLlama:
     grammars: dict[str, LlamaGrammar] = field(default_factory=dict)
     #: Receives each generated token id during the current call (set under ``lock``).
     on_token: Callable[[int], None] | None = None
+    #: Saved contexts by token prefix; ``None`` turns the cache off (benchmarks).
+    states: StateCache | None = field(default_factory=StateCache)
+    _formatter: Any = None
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int] | None:
+        """The tokens ``create_chat_completion`` will evaluate for ``messages``.
+
+        ``None`` when the model has no chat template in its metadata (the cache is then
+        skipped). A mismatch could only cost time: llama.cpp compares tokens itself.
+        """
+        llama = self.llama
+        if self._formatter is None:
+            template = llama.metadata.get("tokenizer.chat_template")
+            if not template or llama.chat_format != "chat_template.default":
+                return None
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            def text(token: int) -> str:
+                return str(llama._model.token_get_text(token)) if token != -1 else ""
+
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=text(llama.token_eos()),
+                bos_token=text(llama.token_bos()),
+            )
+        result = self._formatter(messages=[dict(m) for m in messages])
+        tokens: list[int] = llama.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+        return tokens
 
     def grammar(self, text: str) -> LlamaGrammar:
         """Compile (once) and return a ``LlamaGrammar`` for GBNF ``text``."""
@@ -247,8 +281,13 @@ class LocalModel(SyncFirstModel):
         streamer = _Streamer(loaded.llama, request.stop, on_text) if on_text else None
         with loaded.lock:
             llama = loaded.llama
+            loaded.evaluated.clear()
             if not self.reuse_cache:
                 llama.reset()
+            elif loaded.states is not None:
+                tokens = loaded.prompt_tokens(request.messages)
+                if tokens is not None:
+                    loaded.states.prepare(llama, tokens)
             loaded.evaluated.clear()
             loaded.on_token = streamer.token if streamer is not None else None
             try:

@@ -11,6 +11,8 @@ byte-stable across steps and runs (provider prompt caching, local KV cache).
 from __future__ import annotations
 
 import hashlib
+import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -183,14 +185,28 @@ def observation_message(
 
 
 def fence(text: str, source: str) -> str:
-    """Mark ``text`` as data from ``source``, with marks the text itself cannot forge.
+    """Mark ``text`` as data from ``source``, with marks the text itself cannot forge (S4).
 
-    The id is a hash of the text, so a page cannot contain its own closing mark
-    (that would need a hash fixed point), and the same observation is always
-    fenced the same way: runs stay reproducible and prefixes stay cacheable.
+    Unforgeable by escaping, not by secrecy: every ``</data`` in the text (any case,
+    spaces allowed) becomes ``<\\/data``, so only tao writes a closing mark. The id pairs
+    the two marks; it is three lowercase letters derived from the text, so the same
+    observation is always fenced the same way (runs replay identically, prefixes stay
+    cacheable). A fence costs about 18 tokens of the embedded model's tokenizer; with
+    10-hex-digit ids it cost 34 (digits are one token each).
     """
-    mark = hashlib.sha256(f"{source}\0{text}".encode()).hexdigest()[:10]
-    return f'<data source="{source}" id="{mark}">\n{text}\n</data id="{mark}">'
+    mark = fence_id(text, source)
+    body = _CLOSING.sub(r"<\\", text)
+    return f'<data source="{source}" id="{mark}">\n{body}\n</data id="{mark}">'
+
+
+#: The start of anything a reader could take for a closing ``</data`` mark.
+_CLOSING = re.compile(r"<(?=\s*/\s*data)", re.IGNORECASE)
+
+
+def fence_id(text: str, source: str) -> str:
+    """Three lowercase letters from the text's hash: short, stable, cheap to tokenize."""
+    digest = int.from_bytes(hashlib.sha256(f"{source}\0{text}".encode()).digest()[:8], "big")
+    return "".join(string.ascii_lowercase[(digest >> (5 * i)) % 26] for i in range(3))
 
 
 def reminder(labels: Labels, reason: str) -> str:
