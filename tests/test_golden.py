@@ -8,7 +8,9 @@ tokens. The current tao must print the same, scenario by scenario.
 One entry was re-recorded on purpose, with the change that made it differ: ``files``
 (issue 12, SPEC S6): a path that resolves outside the project is now refused when the
 arguments are validated, so the refusal is tao's own error (``arguments`` null, not
-fenced as untrusted tool output) instead of the tool's.
+fenced as untrusted tool output) instead of the tool's. Then again for issue 16: its
+observations are fenced with three-letter ids, so its model inputs and input tokens are
+shorter (1,152 → 1,135 input tokens); nothing else of it changed.
 """
 
 from __future__ import annotations

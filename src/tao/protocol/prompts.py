@@ -195,7 +195,7 @@ def fence(text: str, source: str) -> str:
     10-hex-digit ids it cost 34 (digits are one token each).
     """
     mark = fence_id(text, source)
-    body = _CLOSING.sub(r"<\\", text)
+    body = _CLOSING.sub(r"<\\", text) if "<" in text else text
     return f'<data source="{source}" id="{mark}">\n{body}\n</data id="{mark}">'
 
 
@@ -205,8 +205,11 @@ _CLOSING = re.compile(r"<(?=\s*/\s*data)", re.IGNORECASE)
 
 def fence_id(text: str, source: str) -> str:
     """Three lowercase letters from the text's hash: short, stable, cheap to tokenize."""
-    digest = int.from_bytes(hashlib.sha256(f"{source}\0{text}".encode()).digest()[:8], "big")
-    return "".join(string.ascii_lowercase[(digest >> (5 * i)) % 26] for i in range(3))
+    digest = hashlib.sha256(f"{source}\0{text}".encode()).digest()
+    return _LETTERS[digest[0] % 26] + _LETTERS[digest[1] % 26] + _LETTERS[digest[2] % 26]
+
+
+_LETTERS = string.ascii_lowercase
 
 
 def reminder(labels: Labels, reason: str) -> str:
