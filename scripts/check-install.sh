@@ -22,7 +22,7 @@ deps = [l.split(":", 1)[1].strip() for l in lines if l.startswith("Requires-Dist
 print(" ".join(sorted(re.split(r"[=<>!~ \[]", d)[0].lower() for d in deps if "extra ==" not in d)))
 EOF
 )
-expected="click detect-secrets docstring-parser httpx2 jsonschema openai platformdirs pydantic rich starlette uvicorn"
+expected="click detect-secrets docstring-parser genai-prices httpx2 jsonschema openai platformdirs pydantic rich starlette uvicorn"
 if [[ "$core" != "$expected" ]]; then
     echo "check-install: the wheel's core dependencies are: $core" >&2
     echo "check-install: intended:                         $expected" >&2

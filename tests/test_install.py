@@ -29,6 +29,7 @@ CORE = {
     "starlette": "tao ui (approvals in a browser) and tao serve; pure Python",
     "uvicorn": "tao ui and tao serve; pure Python",
     "detect-secrets": "redaction of secrets in everything stored or shown (SPEC S8)",
+    "genai-prices": "money cost of provider model calls (--max-cost); 173 KB, pure Python",
 }
 
 #: Top-level modules of the optional extras; none may be needed by the core.
