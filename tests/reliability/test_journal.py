@@ -5,9 +5,9 @@ real process at the two points that matter, with SIGKILL (nothing gets to clean 
 
 - after the effect, once its completion is journaled but before its step is stored:
   resume takes the journaled outcome, and neither runs the call again nor asks again;
-- between other writes (before the first checkpoint, between a turn's steps and the
-  checkpoint that ends it, between the answer and the run's end): nothing is lost or
-  counted twice;
+- at other writes (before the first checkpoint, at the one transaction that stores a
+  turn's steps with the checkpoint ending it, between the answer and the run's end):
+  nothing is lost or counted twice;
 - during the effect: resume puts the call to a person, marked as possibly done; neither
   a policy rule nor an automatic approver may say yes to it, a person (``Person``) may.
 """
@@ -63,11 +63,13 @@ PROGRAM = textwrap.dedent(
         setattr(Store, name, write)
 
     if crash == "record":  # the effect's completion journaled, its step not yet stored
-        dies_before("add_step", lambda result, step: step.tool == "send_invoice")
+        dies_before("save_progress", lambda result, steps, cp: any(
+            s.tool == "send_invoice" for s in steps))
     elif crash == "start":  # the run recorded, its first checkpoint not yet
-        dies_before("save_state", lambda run_id, checkpoint: True)
-    elif crash == "turn":  # the invoice's step stored, the checkpoint ending its turn not yet
-        dies_before("save_state", lambda run_id, cp: cp.step is None and len(cp.messages) > 2)
+        dies_before("save_progress", lambda result, steps, cp: True)
+    elif crash == "turn":  # the write of the invoice's step with the checkpoint ending its turn
+        dies_before("save_progress", lambda result, steps, cp: cp is not None
+            and cp.step is None and len(cp.messages) > 2)
     elif crash == "end":  # the answer stored, the run not yet marked finished
         dies_before("finish_run", lambda result, config: True)
 
@@ -150,9 +152,9 @@ def test_a_crash_after_the_effect_was_journaled_neither_reruns_nor_reasks_it_R1(
 def test_a_crash_between_two_writes_of_the_run_log_loses_and_repeats_nothing_R1(
     crash: str, tmp_path: Path, tao_home: Path, replay: Replay
 ) -> None:
-    """Killed before the first checkpoint, between a turn's steps and the checkpoint ending
-    it, or between the answer and the run's end: resume finishes the run, the invoice sent
-    and approved once, each step stored once."""
+    """Killed before the first checkpoint, before the write of a turn's steps with the
+    checkpoint ending it, or between the answer and the run's end: resume finishes the run,
+    the invoice sent and approved once, each step stored once."""
     program = Program(tmp_path, tao_home, replay)
     assert program.start(CRASH=crash).wait(timeout=60) == -signal.SIGKILL
     done = program.resume(_only_run())
