@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
-from tests.fakes.http import FakeServer, Reply, Request
+from tests.fakes.http import FakeServer, Reply, Request, recorded_chunks
 
 from tao.format import format_cost
 
@@ -66,31 +66,9 @@ def _completion(content: str, counts: dict[str, int]) -> dict[str, Any]:
 
 def _stream(content: str, counts: dict[str, int]) -> list[str]:
     """The same reply as chat.completion.chunk events: text, finish, usage last, [DONE]."""
-
-    def chunk(choices: list[dict[str, Any]], usage: Any = None) -> str:
-        body = {
-            "id": "chatcmpl-CN3mU6zYjYq3",
-            "object": "chat.completion.chunk",
-            "created": 1_764_000_000,
-            "model": "gpt-4o-mini-2024-07-18",
-            "system_fingerprint": "fp_560af6e559",
-            "choices": choices,
-            "usage": usage,
-        }
-        return f"data: {json.dumps(body)}\n\n"
-
-    def choice(delta: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
-        return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}]
-
     half = len(content) // 2
-    return [
-        chunk(choice({"role": "assistant", "content": "", "refusal": None})),
-        chunk(choice({"content": content[:half]})),
-        chunk(choice({"content": content[half:]})),
-        chunk(choice({}, "stop")),
-        chunk([], _usage(counts)),
-        "data: [DONE]\n\n",
-    ]
+    parts = ({"content": content[:half]}, {"content": content[half:]})
+    return recorded_chunks(*parts, usage=_usage(counts))
 
 
 class OpenAIWire:

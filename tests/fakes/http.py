@@ -235,3 +235,33 @@ def streamed_chat(pieces: Sequence[str], request: Mapping[str, Any]) -> list[str
         event(None),
         "data: [DONE]\n\n",
     ]
+
+
+def recorded_chunks(
+    *deltas: dict[str, Any], usage: Mapping[str, Any], finish: str = "stop"
+) -> list[str]:
+    """OpenAI's ``chat.completion.chunk`` stream as recorded from gpt-4o-mini, as SSE events:
+    the role, each delta, the finish reason, ``usage`` last, then ``[DONE]``."""
+
+    def chunk(choices: list[dict[str, Any]], usage: Mapping[str, Any] | None = None) -> str:
+        body = {
+            "id": "chatcmpl-CN3mU6zYjYq3",
+            "object": "chat.completion.chunk",
+            "created": 1_764_000_000,
+            "model": "gpt-4o-mini-2024-07-18",
+            "system_fingerprint": "fp_560af6e559",
+            "choices": choices,
+            "usage": usage,
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    def choice(delta: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
+        return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}]
+
+    return [
+        chunk(choice({"role": "assistant", "content": "", "refusal": None})),
+        *(chunk(choice(delta)) for delta in deltas),
+        chunk(choice({}, finish)),
+        chunk([], usage),
+        "data: [DONE]\n\n",
+    ]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from tests.fakes.http import recorded_chunks
 
 from tao import ModelUnavailableError, Status
 from tao.errors import ModelError
@@ -184,29 +184,7 @@ def function(call_id: str, arguments: str, name: str = "calculator") -> dict[str
 
 def chunks(*deltas: dict[str, Any], finish: str = "stop") -> list[str]:
     """An SSE stream of chat.completion.chunk objects, usage last, then [DONE]."""
-
-    def chunk(choices: list[dict[str, Any]], usage: Any = None) -> str:
-        body = {
-            "id": "chatcmpl-CN3mU6zYjYq3",
-            "object": "chat.completion.chunk",
-            "created": 1_764_000_000,
-            "model": "gpt-4o-mini-2024-07-18",
-            "system_fingerprint": "fp_560af6e559",
-            "choices": choices,
-            "usage": usage,
-        }
-        return f"data: {json.dumps(body)}\n\n"
-
-    def choice(delta: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
-        return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}]
-
-    return [
-        chunk(choice({"role": "assistant", "content": "", "refusal": None})),
-        *(chunk(choice(d)) for d in deltas),
-        chunk(choice({}, finish)),
-        chunk([], USAGE),
-        "data: [DONE]\n\n",
-    ]
+    return recorded_chunks(*deltas, usage=USAGE, finish=finish)
 
 
 def streamed_tool_call() -> list[str]:
