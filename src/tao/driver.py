@@ -133,8 +133,7 @@ class Driver:
             if not isinstance(request, SaveCheckpoint | StepDone):
                 if self.tracing is not None:
                     self.tracing.turn(request.step)
-                if self.unsaved:
-                    self.flush(result)
+                self.flush(result)
                 return request
             self.note(request, result)
             answer = None
