@@ -33,10 +33,11 @@ from tao.output import typed
 from tao.runs import Start
 from tao.state import Decision, PendingCall
 from tao.tools.limits import disarm
-from tao.trace import RunObserver, RunResult, Status, Step
+from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.agent import Agent
+    from tao.store.writer import ProgressWriter
     from tao.telemetry import RunTracing
 
 Emit = Callable[[Event], None]
@@ -63,9 +64,8 @@ class Driver:
         self._closing = threading.Lock()
         self.observers = list(observers)
         self.store = agent.run_log()
-        #: Finished steps not yet in the run log: written with the checkpoint that follows
-        #: them, in one transaction, or before anything that may block or end the run.
-        self.unsaved: list[Step] = []
+        #: Steps and checkpoints on their way to the run log (group commit), from open().
+        self.writer: ProgressWriter | None = None
         self.recorder: RunObserver | None = None
         if self.store is not None:
             from tao.store import RunRecorder
@@ -82,6 +82,10 @@ class Driver:
 
     def open(self, start: Start) -> RunResult:
         self.result = start.result
+        if self.store is not None:
+            from tao.store.writer import ProgressWriter
+
+            self.writer = ProgressWriter(self.store, start.result)
         with self._partial(start.result):
             for observer in self.observers:
                 observer.on_start(start.result)
@@ -97,25 +101,27 @@ class Driver:
     def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
         if isinstance(request, StepDone):
             result.add_step(request.step)
-            if self.store is not None:
-                self.unsaved.append(request.step)
+            if self.writer is not None:
+                self.writer.step(request.step)
             for observer in self.observers:
                 if observer is not self.recorder:  # the log takes it with the next checkpoint
                     observer.on_step(result, request.step)
             if self.emit is not ignore:  # no event is built for a run nobody streams
                 self.emit(ObservationEvent(request.step))
-        elif self.store is not None:
-            self.store.save_progress(result, self.unsaved, request.checkpoint)
-            self.unsaved.clear()
+        elif self.writer is not None:
+            self.writer.checkpoint(request.checkpoint)
         else:
             self.agent._memory[result.run_id] = request.checkpoint
 
-    def flush(self, result: RunResult) -> None:
-        """Write the finished steps still held back: nothing waits or ends unrecorded."""
-        if self.unsaved and self.store is not None:
+    def flush(self, result: RunResult, *, now: bool = True) -> None:
+        """Write the steps and checkpoint still held, ``now`` or (before a model or tool
+        call) soon, while it runs: nothing waits past a person or the run's end."""
+        if self.writer is not None:
             with self._partial(result):
-                self.store.save_progress(result, self.unsaved, None)
-            self.unsaved.clear()
+                if now:
+                    self.writer.flush()
+                else:
+                    self.writer.soon()
 
     def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
         """Send ``answer``; record and checkpoint on the way (those never wait); return the
@@ -133,7 +139,7 @@ class Driver:
             if not isinstance(request, SaveCheckpoint | StepDone):
                 if self.tracing is not None:
                     self.tracing.turn(request.step)
-                self.flush(result)
+                self.flush(result, now=isinstance(request, AskApproval))
                 return request
             self.note(request, result)
             answer = None
@@ -163,7 +169,8 @@ class Driver:
             result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
         with self._partial(result):
-            self.unsaved.clear()  # the log's on_finish stores every step it lacks
+            if self.writer is not None:  # its checkpoint now; on_finish stores the steps
+                self.writer.drop_steps()
             for observer in self.observers:
                 observer.on_finish(result)
         self.emit(FinalEvent(result))

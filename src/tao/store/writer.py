@@ -1,0 +1,140 @@
+"""A run's steps and checkpoints on their way to the run log: group commit (SPEC R1, R3).
+
+One transaction per step costs more than the rest of a step (``bench/overhead.py``), so
+steps are not written one by one. A :class:`ProgressWriter` holds a run's finished steps
+and the checkpoint after them, and writes them in one transaction:
+
+- at once, when the run asks a person, is about to run a call with side effects (the
+  journal), stores its first checkpoint, or ends: nothing waits past those;
+- otherwise at most :data:`WRITE_WITHIN_S` after they finished, from a thread of its own,
+  even while the run is blocked in a long model or tool call.
+
+A model slower than that (every real one) thus has each step stored while it thinks
+about the next. A process killed in between loses at most that long of read-only work,
+which resumes from the checkpoint before it and is asked again.
+
+    writer = ProgressWriter(store, result)
+    writer.step(step); writer.checkpoint(checkpoint)   # held
+    writer.soon()                                      # written within WRITE_WITHIN_S
+    writer.flush()                                     # written now
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+
+from tao.state import Checkpoint
+from tao.store.base import Store
+from tao.trace import RunResult, Step
+
+#: How long a finished step may wait for its write.
+WRITE_WITHIN_S = 0.05
+
+
+class ProgressWriter:
+    """What one run has not yet written, and the lock around writing it."""
+
+    def __init__(self, store: Store, result: RunResult) -> None:
+        self.store, self.result = store, result
+        self._steps: list[Step] = []
+        self._checkpoint: Checkpoint | None = None
+        #: Held while the held state changes or is written: by the run, and by the timer.
+        self._lock = threading.Lock()
+        self._scheduled = False
+        #: Why the last background write failed; raised in the run's own thread.
+        self._error: BaseException | None = None
+        #: Whether anything (the run's first checkpoint) was written yet.
+        self.started = False
+
+    def step(self, step: Step) -> None:
+        with self._lock:
+            self._steps.append(step)
+
+    def checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Hold ``checkpoint`` (it replaces an older one held); the first one, and any taken
+        inside a step (a pause, the journal of a side effect), are written now."""
+        with self._lock:
+            self._checkpoint = checkpoint
+            if checkpoint.step is not None or not self.started:
+                self._write()
+
+    def soon(self) -> None:
+        """See that what is held is written within :data:`WRITE_WITHIN_S`; raises what a
+        background write hit, so a run whose log fails stops at its next step."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        if not self._scheduled and (self._steps or self._checkpoint is not None):
+            self._scheduled = True
+            _TIMER.add(self)
+
+    def flush(self) -> None:
+        """Write what is held, now."""
+        with self._lock:
+            self._write()
+
+    def drop_steps(self) -> list[Step]:
+        """Stop holding the steps (a run's end stores those it lacks itself); the held
+        checkpoint is written first, as it is what a later resume starts from."""
+        with self._lock:
+            if self._checkpoint is not None:
+                self._write()
+            steps, self._steps = self._steps, []
+            return steps
+
+    def _due(self) -> None:
+        """The timer's write; a failure is kept for the run's thread (see :meth:`soon`)."""
+        with self._lock:
+            self._scheduled = False
+            try:
+                self._write()
+            except Exception as error:  # held state kept: the next write retries it
+                self._error = error
+
+    def _write(self) -> None:
+        """Called with the lock held."""
+        if not self._steps and self._checkpoint is None:
+            return
+        steps, checkpoint = self._steps, self._checkpoint
+        self.store.save_progress(self.result, steps, checkpoint)
+        self._steps, self._checkpoint, self.started = [], None, True
+
+
+class _Timer:
+    """One daemon thread per process that writes each scheduled run's progress when due.
+
+    Every delay is the same, so due times come in the order they were asked for: a deque
+    is the whole schedule. Started on first use, and again in a forked child.
+    """
+
+    def __init__(self) -> None:
+        self._due: collections.deque[tuple[float, ProgressWriter]] = collections.deque()
+        self._ready = threading.Condition(threading.Lock())
+        self._pid = 0
+
+    def add(self, writer: ProgressWriter) -> None:
+        with self._ready:
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._serve, name="tao-log-writer", daemon=True).start()
+            self._due.append((time.monotonic() + WRITE_WITHIN_S, writer))
+            self._ready.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._ready:
+                while not self._due:
+                    self._ready.wait()
+                due, writer = self._due[0]
+                wait = due - time.monotonic()
+                if wait > 0:
+                    self._ready.wait(wait)
+                    continue
+                self._due.popleft()
+            writer._due()
+
+
+_TIMER = _Timer()
