@@ -19,7 +19,7 @@ from tao.exchange import (
     ModelAnswer,
     RunTools,
     SaveCheckpoint,
-    StepDone,
+    StepsDone,
 )
 from tao.loop import Loop, react
 from tao.models.base import ModelReply
@@ -97,18 +97,19 @@ def test_a_step_is_a_checkpoint_a_model_request_a_tool_request_and_a_step() -> N
         "SaveCheckpoint",  # before the first model call: a killed run can resume (R1)
         "AskModel",
         "RunTools",
-        "StepDone",
-        "SaveCheckpoint",
+        "StepsDone",  # the step and the checkpoint after it, stored together
         "AskModel",
-        "StepDone",
-        "SaveCheckpoint",
+        "StepsDone",
     ]
     assert ending == Ending(Status.FINISHED, answer="5")
     ask = seen[1]
     assert isinstance(ask, AskModel) and "Observation:" in ask.request.stop
     done = seen[3]
-    assert isinstance(done, StepDone)
-    assert (done.step.duration_s, done.step.model_duration_s) == (0.75, 0.25)
+    assert isinstance(done, StepsDone) and done.checkpoint is not None
+    ((step,),) = [done.steps]
+    assert (step.duration_s, step.model_duration_s) == (0.75, 0.25)
+    assert done.usage.model_calls == 1 and done.checkpoint.step is None  # between steps
+    assert done.checkpoint.messages[-1]["content"].startswith("Observation")
 
 
 def test_the_time_budget_reads_the_injected_clock_only_L5() -> None:

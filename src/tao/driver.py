@@ -26,7 +26,7 @@ from tao.exchange import (
     Ending,
     RunTools,
     SaveCheckpoint,
-    StepDone,
+    StepsDone,
 )
 from tao.loop import Loop
 from tao.output import typed
@@ -86,29 +86,33 @@ class Driver:
             from tao.store.writer import ProgressWriter
 
             self.writer = ProgressWriter(self.store, start.result)
-        with self._partial(start.result):
-            for observer in self.observers:
-                observer.on_start(start.result)
+        if self.observers:
+            with self._partial(start.result):
+                for observer in self.observers:
+                    observer.on_start(start.result)
         return start.result
 
-    def note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
+    def note(self, request: SaveCheckpoint | StepsDone, result: RunResult) -> None:
         try:  # what _partial does, without a context manager's cost on every step
             self._note(request, result)
         except FatalError as error:
             self._failed(error, result)
             raise
 
-    def _note(self, request: SaveCheckpoint | StepDone, result: RunResult) -> None:
-        if isinstance(request, StepDone):
-            result.add_step(request.step)
+    def _note(self, request: SaveCheckpoint | StepsDone, result: RunResult) -> None:
+        if isinstance(request, StepsDone):
             if self.writer is not None:
-                self.writer.step(request.step)
-            for observer in self.observers:
-                if observer is not self.recorder:  # the log takes it with the next checkpoint
-                    observer.on_step(result, request.step)
-            if self.emit is not ignore:  # no event is built for a run nobody streams
-                self.emit(ObservationEvent(request.step))
-        elif self.writer is not None:
+                self.writer.steps(request.steps)
+            for step in request.steps:
+                result.add_step(step, request.usage)
+                for observer in self.observers:
+                    if observer is not self.recorder:  # the log takes it from the writer
+                        observer.on_step(result, step)
+                if self.emit is not ignore:  # no event is built for a run nobody streams
+                    self.emit(ObservationEvent(step))
+        if request.checkpoint is None:
+            return
+        if self.writer is not None:
             self.writer.checkpoint(request.checkpoint)
         else:
             self.agent._memory[result.run_id] = request.checkpoint
@@ -116,12 +120,16 @@ class Driver:
     def flush(self, result: RunResult, *, now: bool = True) -> None:
         """Write the steps and checkpoint still held, ``now`` or (before a model or tool
         call) soon, while it runs: nothing waits past a person or the run's end."""
-        if self.writer is not None:
-            with self._partial(result):
-                if now:
-                    self.writer.flush()
-                else:
-                    self.writer.soon()
+        if self.writer is None:
+            return
+        try:  # what _partial does, without a context manager's cost on every step
+            if now:
+                self.writer.flush()
+            else:
+                self.writer.soon()
+        except FatalError as error:
+            self._failed(error, result)
+            raise
 
     def advance(self, loop: Loop, answer: Answer, result: RunResult) -> Blocking | Ending:
         """Send ``answer``; record and checkpoint on the way (those never wait); return the
@@ -133,13 +141,15 @@ class Driver:
             try:
                 request = loop.send(answer)
             except StopIteration as stop:
-                self.flush(result)
+                if self.writer is not None:
+                    self.flush(result)
                 ending: Ending = stop.value
                 return ending
-            if not isinstance(request, SaveCheckpoint | StepDone):
+            if not isinstance(request, (StepsDone, SaveCheckpoint)):  # a tuple: faster than |
                 if self.tracing is not None:
                     self.tracing.turn(request.step)
-                self.flush(result, now=isinstance(request, AskApproval))
+                if self.writer is not None:
+                    self.flush(result, now=isinstance(request, AskApproval))
                 return request
             self.note(request, result)
             answer = None
@@ -168,12 +178,14 @@ class Driver:
         if ending.answer is not None and self.agent.setup.output is not None:
             result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
-        with self._partial(result):
-            if self.writer is not None:  # its checkpoint now; on_finish stores the steps
-                self.writer.drop_steps()
-            for observer in self.observers:
-                observer.on_finish(result)
-        self.emit(FinalEvent(result))
+        if self.observers:
+            with self._partial(result):
+                if self.writer is not None:  # its checkpoint now; on_finish stores the steps
+                    self.writer.drop_steps()
+                for observer in self.observers:
+                    observer.on_finish(result)
+        if self.emit is not ignore:
+            self.emit(FinalEvent(result))
         return result
 
     def approve(self, request: AskApproval) -> ApprovalAnswer:
@@ -211,14 +223,17 @@ class Driver:
 
     def jobs(self, request: RunTools) -> list[Callable[[], Outcome]]:
         """One call each: confirmed unchanged since its approval, bounded by the run's time."""
-        executor = self.agent.executor
         jobs: list[Callable[[], Outcome]] = [
-            functools.partial(
-                execute, ready, executor, timeout_s=request.timeout_s, approved_preview=shown
-            )
-            for ready, shown in zip(request.calls, request.approved_previews, strict=True)
+            functools.partial(self.execute, request, i) for i in range(len(request.calls))
         ]
         return jobs if self.tracing is None else self.tracing.tools(request, jobs)
+
+    def execute(self, request: RunTools, i: int) -> Outcome:
+        """Run call ``i`` of ``request`` with the agent's executor."""
+        ready, shown = request.calls[i], request.approved_previews[i]
+        return execute(
+            ready, self.agent.executor, timeout_s=request.timeout_s, approved_preview=shown
+        )
 
     def parallel(self, request: RunTools) -> int:
         """How many calls of one reply may run at once (a custom executor: one at a time)."""

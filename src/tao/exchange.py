@@ -26,7 +26,7 @@ from tao.output import OutputSpec
 from tao.protocol.labels import Labels
 from tao.state import Checkpoint, Decision, PendingCall, RunConfig
 from tao.tools.base import Tool
-from tao.trace import Status, Step
+from tao.trace import Status, Step, Usage
 
 T = TypeVar("T")
 
@@ -75,11 +75,18 @@ class SaveCheckpoint:
 
 
 @message
-class StepDone:
-    step: Step
+class StepsDone:
+    """A reply acted on: one message a turn, as the run log writes them together."""
+
+    steps: tuple[Step, ...]
+    """One per call of the reply (one for an answer, a parse or model error)."""
+    usage: Usage
+    """The run's totals with ``steps`` counted (the loop's; the driver need not add again)."""
+    checkpoint: Checkpoint | None
+    """Where the run stands after them; ``None`` when it ends on a failed model call."""
 
 
-Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepDone
+Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepsDone
 
 # -- what the driver answers -----------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from tao import journal
-from tao.act import Outcome, Ready, needs_approval, prepare, refuse
+from tao.act import Call, Outcome, Ready, needs_approval, prepare, refuse
 from tao.budget import Budget
 from tao.exchange import (
     Answer,
@@ -38,7 +38,7 @@ from tao.exchange import (
     Request,
     RunTools,
     SaveCheckpoint,
-    StepDone,
+    StepsDone,
 )
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.output import AnswerMismatch
@@ -46,6 +46,7 @@ from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
 from tao.repeats import Repeats, call_key
 from tao.state import Checkpoint, Decision, PendingCall
+from tao.tools.base import Tool
 from tao.trace import Status, Step, StepKind, Usage
 from tao.transcript import (
     Turn,
@@ -94,20 +95,18 @@ class _Run:
         *,
         pending: tuple[PendingCall, ...] = (),
         executing: bool = False,
-    ) -> SaveCheckpoint:
+    ) -> Checkpoint:
         """Where the run stands now (inside ``turn``, acting on ``reply``, or between
         steps); the transcript is copied by reference (append-only)."""
-        return SaveCheckpoint(
-            Checkpoint(
-                messages=tuple(self.messages),
-                elapsed_s=self.elapsed(),
-                step=turn.index if turn is not None else None,
-                reply=reply,
-                pending=pending,
-                decisions=dict(turn.decisions) if turn is not None else {},
-                executing=executing,
-                completed=dict(turn.completed) if turn is not None else {},
-            )
+        return Checkpoint(
+            messages=tuple(self.messages),
+            elapsed_s=self.elapsed(),
+            step=turn.index if turn is not None else None,
+            reply=reply,
+            pending=pending,
+            decisions=dict(turn.decisions) if turn is not None else {},
+            executing=executing,
+            completed=dict(turn.completed) if turn is not None else {},
         )
 
 
@@ -135,7 +134,8 @@ def react(
     run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
     if resume is None:
         run.messages = opening(setup, task, prior)
-        yield run.checkpoint()  # a run killed before its first step can still be resumed
+        # a run killed before its first step can still be resumed (SPEC R1)
+        yield SaveCheckpoint(run.checkpoint())
     else:
         run.started -= resume.elapsed_s
         run.messages = list(resume.messages)
@@ -152,11 +152,11 @@ def react(
         outcome = yield from _respond(run, turn)
         if isinstance(outcome, Ending):
             return outcome
-        for step in outcome:
-            yield from _done(run, step.replace(forced=True) if turn.forced else step)
-        yield run.checkpoint()
-        final = next((s for s in outcome if s.kind is StepKind.FINAL), None)
-        if final is not None:
+        if turn.forced:
+            outcome = [step.replace(forced=True) for step in outcome]
+        yield _done(run, outcome, checkpoint=True)
+        final = outcome[0]  # an answer is a turn of its own
+        if final.kind is StepKind.FINAL:
             forced = f"answer forced by {turn.forced}" if turn.forced else None
             return Ending(Status.FINISHED, answer=final.argument, stop_reason=forced)
         looping = run.repeats.exceeded()
@@ -179,15 +179,16 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
 
 def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
     """The next model reply, or how the run ends (a spent budget, a failed backend)."""
-    spent = run.budget.exhausted(run.usage.model_calls, run.elapsed(), run.usage)
+    elapsed = run.elapsed()
+    spent = run.budget.exhausted(run.usage.model_calls, elapsed, run.usage)
     if spent is not None:
         return Ending(Status.MAX_STEPS, stop_reason=spent)
     index, forced = run.steps + 1, _forcing(run)
     sent = list(run.messages)  # never edited once appended: one snapshot for request and step
-    request = _model_request(run, sent, index, forced is not None)
+    request = _model_request(run, sent, index, elapsed, answer_only=forced is not None)
     answer = yield AskModel(index, request)
     if isinstance(answer, ModelFailure):
-        yield from _done(run, failed_step(index, sent, answer))
+        yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
         return Ending(Status.ERROR, error=answer.message)
     assert isinstance(answer, ModelAnswer)
     return Turn(index, sent, answer, forced=forced)
@@ -222,24 +223,24 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
             make_step(turn, StepKind.PARSE_ERROR, parsed.thought, observation=reminder.observation)
         ]
     calls = calls_of(parsed)
-    prepared = [prepare(call, setup.tools) for call in calls]
-    outcomes = {i: p for i, p in enumerate(prepared) if isinstance(p, Outcome)}
-    ready = {i: p for i, p in enumerate(prepared) if isinstance(p, Ready)}
+    outcomes, ready = _prepare(calls, setup.tools)
     keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
-    for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
-        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
+    for i in [i for i in earlier if ready[i].tool.read_only] if earlier else ():
+        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # answered, not run again
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
-    runnable, journaled = dict(ready), journal.read(turn, gated, ready)
+    runnable, journaled = dict(ready), journal.read(turn, gated, ready) if gated else {}
     outcomes.update(journaled)
-    waiting = yield from _approve(gated, ready, decisions, turn.shown)
-    if waiting:
-        yield run.checkpoint(turn, reply, pending=waiting)
-        return Ending(Status.AWAITING_APPROVAL, pending=waiting)
-    for i, call in gated.items():
-        if decisions[call.id] is not True:
-            outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
-    outcomes.update((yield from _run_tools(run, turn, reply, ready, gated)))
+    if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
+        waiting = yield from _approve(gated, ready, decisions, turn.shown)
+        if waiting:
+            yield SaveCheckpoint(run.checkpoint(turn, reply, pending=waiting))
+            return Ending(Status.AWAITING_APPROVAL, pending=waiting)
+        for i, call in gated.items():
+            if decisions[call.id] is not True:
+                outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
+    if ready:
+        outcomes.update((yield from _run_tools(run, turn, reply, ready, gated)))
     for i, ran in runnable.items():
         if i in ready or i in journaled:
             run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
@@ -255,25 +256,39 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     ]
 
 
+def _prepare(
+    calls: list[Call], tools: dict[str, Tool]
+) -> tuple[dict[int, Outcome], dict[int, Ready]]:
+    """The calls that may run (tool found, arguments valid), by position, and the
+    outcomes of those that may not."""
+    outcomes: dict[int, Outcome] = {}
+    ready: dict[int, Ready] = {}
+    for i, call in enumerate(calls):
+        prepared = prepare(call, tools)
+        if isinstance(prepared, Ready):
+            ready[i] = prepared
+        else:
+            outcomes[i] = prepared
+    return outcomes, ready
+
+
 def _run_tools(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
     """Run the allowed calls; those with side effects between the journal's two records
     (SPEC R1): one before any effect, and one with what each returned, right after them
     and before anything else. Steps with only read-only calls write neither."""
-    if not ready:
-        return {}
     effects = [i for i in ready if i in gated]
     if effects:
-        yield run.checkpoint(turn, reply, executing=True)
+        yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
     left = run.budget.max_seconds - run.elapsed()
     done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
-    assert isinstance(done, Sequence)
+    assert isinstance(done, list | tuple)  # not the ABC: its check costs more than a call
     outcomes = dict(zip(ready, done, strict=True))
     if effects:
         turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
-        yield run.checkpoint(turn, reply, executing=True)
+        yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     return outcomes
 
 
@@ -342,7 +357,7 @@ def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
 
 
 def _model_request(
-    run: _Run, sent: list[Message], index: int, answer_only: bool = False
+    run: _Run, sent: list[Message], index: int, elapsed: float, *, answer_only: bool = False
 ) -> ModelRequest:
     """What the model is sent; ``answer_only`` narrows its choice to the final answer (the
     grammar to ``finish``/the answer line, native tools to ``finish``)."""
@@ -357,14 +372,18 @@ def _model_request(
         grammar=grammar,
         max_tokens=setup.config.max_reply_tokens,
         temperature=setup.config.temperature,
-        timeout_s=max(run.budget.max_seconds - run.elapsed(), 0.001),  # --max-seconds binds
+        timeout_s=max(run.budget.max_seconds - elapsed, 0.001),  # --max-seconds binds
     )
 
 
-def _done(run: _Run, step: Step) -> Generator[Request, Answer, None]:
-    run.steps += 1
-    run.usage = run.usage.plus(step)
-    yield StepDone(step)
+def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
+    """``steps`` counted: the request that hands them to the driver, with the checkpoint
+    after them (they are stored together)."""
+    for step in steps:
+        run.steps += 1
+        run.usage = run.usage.plus(step)
+    after = run.checkpoint() if checkpoint else None
+    return StepsDone(tuple(steps), run.usage, after)
 
 
 def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:

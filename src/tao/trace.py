@@ -219,9 +219,10 @@ class RunResult:
     def finished(self) -> bool:
         return self.status is Status.FINISHED
 
-    def add_step(self, step: Step) -> None:
+    def add_step(self, step: Step, usage: Usage | None = None) -> None:
+        """Append ``step``; ``usage`` is the totals with it counted, if known already."""
         self.steps.append(step)
-        self.usage = self.usage.plus(step)
+        self.usage = self.usage.plus(step) if usage is None else usage
 
     def to_dict(self) -> JSONObject:
         """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context).

@@ -155,7 +155,6 @@ def action_step(
         thought,
         position=position,
         duration_s=outcome.duration_s,
-        tool_duration_s=outcome.duration_s,
         tool=outcome.tool,
         arguments=outcome.arguments,
         argument=call.argument,
@@ -171,7 +170,11 @@ def make_step(
     *,
     position: int = 0,
     duration_s: float = 0.0,
-    **fields: str | float | JSONObject | None,
+    tool: str | None = None,
+    argument: str | None = None,
+    arguments: JSONObject | None = None,
+    observation: str | None = None,
+    repeat_of: int | None = None,
 ) -> Step:
     """A step for one reply; parallel calls after the first carry no thought, tokens or model
     time (the reply is counted once)."""
@@ -181,14 +184,19 @@ def make_step(
         index=turn.index + position,
         kind=kind,
         thought=thought if first else None,
+        tool=tool,
+        argument=argument,
+        arguments=arguments,
+        observation=observation,
         model_input=turn.sent,
         model_output=reply.text,
         duration_s=duration_s + model_s,
         model_duration_s=model_s,
+        tool_duration_s=duration_s,
         input_tokens=reply.input_tokens if first else 0,
         output_tokens=reply.output_tokens if first else 0,
         evaluated_tokens=reply.evaluated_tokens if first else None,
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
         call_index=position,
-        **fields,  # type: ignore[arg-type]
+        repeat_of=repeat_of,
     )

@@ -14,7 +14,7 @@ about the next. A process killed in between loses at most that long of read-only
 which resumes from the checkpoint before it and is asked again.
 
     writer = ProgressWriter(store, result)
-    writer.step(step); writer.checkpoint(checkpoint)   # held
+    writer.steps(steps); writer.checkpoint(checkpoint)  # held
     writer.soon()                                      # written within WRITE_WITHIN_S
     writer.flush()                                     # written now
 """
@@ -25,6 +25,7 @@ import collections
 import os
 import threading
 import time
+from collections.abc import Iterable
 
 from tao.state import Checkpoint
 from tao.store.base import Store
@@ -49,9 +50,9 @@ class ProgressWriter:
         #: Whether anything (the run's first checkpoint) was written yet.
         self.started = False
 
-    def step(self, step: Step) -> None:
+    def steps(self, steps: Iterable[Step]) -> None:
         with self._lock:
-            self._steps.append(step)
+            self._steps.extend(steps)
 
     def checkpoint(self, checkpoint: Checkpoint) -> None:
         """Hold ``checkpoint`` (it replaces an older one held); the first one, and any taken

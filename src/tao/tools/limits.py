@@ -60,20 +60,25 @@ class TimedOut:
     limit_s: float
 
 
-def run_with_limit(fn: Callable[[], T], limit_s: float | None) -> Finished[T] | TimedOut:
-    """Run ``fn`` with at most ``limit_s`` seconds of waiting; ``None`` waits as long as it takes.
+def run_with_limit(
+    fn: Callable[..., T], limit_s: float | None, *args: object
+) -> Finished[T] | TimedOut:
+    """Run ``fn(*args)`` with at most ``limit_s`` seconds of waiting; ``None`` waits as long
+    as it takes.
 
     The worker is a daemon thread that runs ``fn`` in a copy of the caller's context
     plus the deadline, so a tool can ask :func:`remaining_s`. Exceptions are carried
     back, not raised, so the caller decides what becomes an observation.
     """
     if limit_s is None:
-        return _call(fn)
-    if _can_alarm() and (alarmed := _alarmed(fn, limit_s)) is not None:
-        return alarmed
+        return _call(fn, *args)
+    if (_installed and threading.get_ident() == _MAIN) or _can_alarm():
+        alarmed = _alarmed(fn, args, limit_s)
+        if alarmed is not None:
+            return alarmed
     context = contextvars.copy_context()
     context.run(_DEADLINE.set, time.monotonic() + limit_s)
-    job: _Job[T] = _Job(lambda: context.run(_call, fn))
+    job: _Job[T] = _Job(lambda: context.run(_call, fn, *args))
     _WORKERS.submit(job)
     if job.done.wait(limit_s) and not isinstance(job.result.error, _Alarm):
         return job.result
@@ -119,7 +124,9 @@ def _can_alarm() -> bool:
 _MAIN = threading.main_thread().ident if hasattr(signal, "setitimer") else None
 
 
-def _alarmed(fn: Callable[[], T], limit_s: float) -> Finished[T] | TimedOut | None:
+def _alarmed(
+    fn: Callable[..., T], args: tuple[object, ...], limit_s: float
+) -> Finished[T] | TimedOut | None:
     """Run ``fn`` here, interrupted by SIGALRM at the limit: a thread handoff per call cost
     more than the rest of a step. Python code (sleeps and I/O included) is stopped at the
     limit; a call stuck inside C code ends when that returns, then counts as timed out.
@@ -142,7 +149,10 @@ def _alarmed(fn: Callable[[], T], limit_s: float) -> Finished[T] | TimedOut | No
                 signal.setitimer(signal.ITIMER_REAL, *earlier)
                 return None
             _timer_at = deadline
-        outcome = _call(fn)
+        try:  # what _call does, one call fewer: this runs on every step
+            outcome = Finished(fn(*args))
+        except BaseException as error:
+            outcome = Finished(error=error)
     except _Alarm:  # rang between the call's end and the disarming
         outcome = Finished(error=_Alarm())
     finally:
@@ -199,9 +209,9 @@ class _Workers:
 _WORKERS = _Workers()
 
 
-def _call(fn: Callable[[], T]) -> Finished[T]:
+def _call(fn: Callable[..., T], *args: object) -> Finished[T]:
     try:
-        return Finished(fn())
+        return Finished(fn(*args))
     except BaseException as error:  # carried back to the caller, who turns it into text
         return Finished(error=error)
 
