@@ -6,6 +6,7 @@ a long call (SPEC R1, R3); what a person, a side effect or the end needs is writ
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -81,3 +82,35 @@ def test_a_step_is_stored_while_the_run_waits_in_a_long_call_R1(
 
 def _stored_steps(store: Store, run_id: str) -> int:
     return next((s.steps for s in store.list_runs(limit=5) if s.run_id == run_id), 0)
+
+
+def test_a_forked_child_writes_its_own_runs_while_they_wait_R1(
+    store: SQLiteStore, replay: Replay, tao_home: Path
+) -> None:
+    """The timer thread does not survive fork(): the child starts its own (and drops the
+    parent's schedule), so a step of the child's run is stored while it waits in a call."""
+    warm = replay(["Action: nap[0.2]", "Action: finish[x]"])
+    Agent(f"replay:{warm}", [nap], record=store).run("warm the parent's timer up")
+    script = replay(["Action: nap[0.01]", "Action: nap[3]", "Action: finish[x]"])
+    pid = os.fork()
+    if pid == 0:  # the child: one run, then out without running the parent's cleanup
+        code = 0
+        try:
+            with Store.open() as own:
+                Agent(f"replay:{script}", [nap], record=own).run("rest in the child")
+        except BaseException:
+            code = 1
+        os._exit(code)
+    started = time.monotonic()
+    try:
+        with Store.open() as reader:
+            while True:
+                child = [s for s in reader.list_runs(limit=5) if s.task == "rest in the child"]
+                if child and child[0].steps >= 1:
+                    break
+                assert time.monotonic() - started < 2.5, "the child's step was not stored"
+                time.sleep(0.01)
+            assert reader.get_summary(child[0].run_id).status is Status.RUNNING
+    finally:
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -108,34 +108,48 @@ class _Timer:
     """One daemon thread per process that writes each scheduled run's progress when due.
 
     Every delay is the same, so due times come in the order they were asked for: a deque
-    is the whole schedule. Started on first use, and again in a forked child.
+    is the whole schedule, and the thread sleeps until its head is due without watching
+    for more. It is woken only from an empty schedule: waking a thread costs more than a
+    step, and back-to-back runs would do it for each. Started on first use, and again in
+    a forked child (whose copy of the schedule is the parent's, and dropped).
     """
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """A fresh schedule; in a forked child, the parent's thread, lock and runs are not
+        this process's."""
         self._due: collections.deque[tuple[float, ProgressWriter]] = collections.deque()
         self._ready = threading.Condition(threading.Lock())
-        self._pid = 0
+        self._idle = False
+        self._started = False
 
     def add(self, writer: ProgressWriter) -> None:
         with self._ready:
-            if self._pid != os.getpid():
-                self._pid = os.getpid()
+            if not self._started:
+                self._started = True
                 threading.Thread(target=self._serve, name="tao-log-writer", daemon=True).start()
             self._due.append((time.monotonic() + WRITE_WITHIN_S, writer))
-            self._ready.notify()
+            if self._idle:
+                self._ready.notify()
 
     def _serve(self) -> None:
         while True:
             with self._ready:
                 while not self._due:
+                    self._idle = True
                     self._ready.wait()
+                self._idle = False
                 due, writer = self._due[0]
-                wait = due - time.monotonic()
-                if wait > 0:
-                    self._ready.wait(wait)
-                    continue
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # later entries are due later still
+                continue
+            with self._ready:
                 self._due.popleft()
             writer._due()
 
 
 _TIMER = _Timer()
+os.register_at_fork(after_in_child=_TIMER.reset)

@@ -184,6 +184,10 @@ class _Workers:
     being a daemon, it never keeps the process alive."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """No workers yet; in a forked child, the parent's threads are not there to serve."""
         self._idle: list[queue.SimpleQueue[_Job[object]]] = []
         self._lock = threading.Lock()
 
@@ -207,6 +211,7 @@ class _Workers:
 
 
 _WORKERS = _Workers()
+os.register_at_fork(after_in_child=_WORKERS.reset)
 
 
 def _call(fn: Callable[..., T], *args: object) -> Finished[T]:
