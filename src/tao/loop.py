@@ -83,8 +83,7 @@ class _Run:
         self.specs = None
         if self.setup.protocol == "native":
             output = self.setup.output.schema if self.setup.output is not None else None
-            tools = list(self.setup.tools.values())
-            self.specs = native.tool_specs(tools, answer_schema=output)
+            self.specs = native.tool_specs(list(self.setup.tools.values()), answer_schema=output)
 
     def elapsed(self) -> float:
         return self.clock() - self.started
@@ -282,11 +281,8 @@ def _run_tools(
     effects = [i for i in ready if i in gated]
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
-    previews = (
-        tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-        if gated
-        else (None,) * len(ready)
-    )
+    shown = (turn.shown.get(gated[i].id) if i in gated else None for i in ready)
+    previews = tuple(shown) if gated else (None,) * len(ready)
     left = run.budget.max_seconds - run.elapsed()
     done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
     assert isinstance(done, list | tuple)  # not the ABC: its check costs more than a call
