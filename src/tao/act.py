@@ -161,10 +161,10 @@ def refuse(ready: Ready, decision: bool | str | None, interrupted: bool = False)
 
 def time_limit(ready: Ready, run: Executor, timeout_s: float | None) -> float | None:
     """The tighter of the tool's own limit (for the default executor) and the run's."""
-    own = ready.tool.timeout_s if run is call_tool else None
-    if own is None or timeout_s is None:
-        return timeout_s if own is None else own
-    return min(own, timeout_s)
+    limits = [timeout_s] if timeout_s is not None else []
+    if run is call_tool and ready.tool.timeout_s is not None:
+        limits.append(ready.tool.timeout_s)
+    return min(limits) if limits else None
 
 
 def execute(
@@ -186,7 +186,7 @@ def execute(
     from the world is marked with its source so the transcript fences it (S4).
     """
     started = time.perf_counter()
-    changed = None if approved_preview is None else _changed(ready, approved_preview)
+    changed = _changed(ready, approved_preview)
     if changed is not None:
         return changed
     limit = time_limit(ready, run, timeout_s)

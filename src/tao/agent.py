@@ -312,8 +312,7 @@ class _SyncDriver(Driver):
         return ModelAnswer(reply, time.perf_counter() - started)
 
     def act(self, request: RunTools) -> list[Outcome]:
-        if self.emit is not ignore:
-            self.announce(request)
+        self.announce(request)
         if len(request.calls) == 1 and self.tracing is None:  # the usual reply: run it here
             return [self.execute(request, 0)]
         jobs = self.jobs(request)

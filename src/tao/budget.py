@@ -45,7 +45,7 @@ class Budget:
             return f"time limit of {self.max_seconds:g} s reached"
         if usage.input_tokens + usage.output_tokens >= self.max_tokens:
             return f"token limit of {self.max_tokens:,} reached"
-        return None if self.max_cost_usd is None else self._money(usage.cost_usd)
+        return self._money(usage.cost_usd)
 
     def _money(self, cost_usd: float | None) -> str | None:
         """The cost budget's verdict; a cost that became unknown cannot be kept under it."""

@@ -226,12 +226,13 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     outcomes, ready = _prepare(calls, setup.tools)
     keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
-    for i in [i for i in earlier if ready[i].tool.read_only] if earlier else ():
-        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # answered, not run again
+    for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
+        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
     gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
-    runnable, journaled = dict(ready), journal.read(turn, gated, ready) if gated else {}
-    outcomes.update(journaled)
+    runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
+        journaled = journal.read(turn, gated, ready)
+        outcomes.update(journaled)
         waiting = yield from _approve(gated, ready, decisions, turn.shown)
         if waiting:
             yield SaveCheckpoint(run.checkpoint(turn, reply, pending=waiting))
@@ -282,7 +283,7 @@ def _run_tools(
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     shown = (turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-    previews = tuple(shown) if gated else (None,) * len(ready)
+    previews = tuple(shown) if gated else (None,) * len(ready)  # nobody was shown a thing
     left = run.budget.max_seconds - run.elapsed()
     done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
     assert isinstance(done, list | tuple)  # not the ABC: its check costs more than a call

@@ -77,14 +77,13 @@ class ProgressWriter:
         with self._lock:
             self._write()
 
-    def drop_steps(self) -> list[Step]:
+    def drop_steps(self) -> None:
         """Stop holding the steps (a run's end stores those it lacks itself); the held
         checkpoint is written first, as it is what a later resume starts from."""
         with self._lock:
             if self._checkpoint is not None:
                 self._write()
-            steps, self._steps = self._steps, []
-            return steps
+            self._steps = []
 
     def _due(self) -> None:
         """The timer's write; a failure is kept for the run's thread (see :meth:`soon`)."""
