@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import pickle
+from typing import Generic, TypeVar
 
 import pytest
 
@@ -85,3 +87,41 @@ class Pickled:
 def test_pickles() -> None:
     value = Pickled(a=1, b=(2,))
     assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_copies_are_equal_and_frozen() -> None:
+    value = Pickled(a=1, b=(2,))
+    for twin in (copy.copy(value), copy.deepcopy(value)):
+        assert twin == value and type(twin) is Pickled
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            twin.a = 2  # type: ignore[misc]
+
+
+def test_an_instance_is_of_the_frozen_class_only() -> None:
+    """It is built in a mutable twin; nothing of the twin may show once it is made."""
+    value = Pickled(a=1)
+    assert type(value) is Pickled and value.__class__ is Pickled
+    assert [c.__name__ for c in type(value).__mro__] == ["Pickled", "object"]
+
+
+T = TypeVar("T")
+
+
+@frozen
+class Box(Generic[T]):
+    item: T
+
+
+def test_generic_classes() -> None:
+    box = Box(3)
+    assert box.item == 3 and type(box) is Box
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        box.item = 4  # type: ignore[misc]
+
+
+def test_cannot_be_subclassed() -> None:
+    """A subclass's layout differs from the builder's: refused when the class is made."""
+    with pytest.raises(TypeError, match="cannot be subclassed"):
+
+        class Wider(Pickled):
+            c: int = 0
