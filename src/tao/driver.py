@@ -64,14 +64,13 @@ class Driver:
         self._closing = threading.Lock()
         self.observers = list(observers)
         self.store = agent.run_log()
-        #: Steps and checkpoints on their way to the run log (group commit), from open().
+        #: The run, its steps and checkpoints on their way to the run log (group commit).
         self.writer: ProgressWriter | None = None
-        self.recorder: RunObserver | None = None
         if self.store is not None:
-            from tao.store import RunRecorder
+            from tao.store.writer import ProgressWriter
 
-            self.recorder = RunRecorder(self.store, agent.config)
-            self.observers.insert(0, self.recorder)
+            self.writer = ProgressWriter(self.store, agent.config)
+            self.observers.insert(0, self.writer)
         #: The run's spans (``agent.telemetry``); ``None``, and no cost, when nobody collects them.
         self.tracing: RunTracing | None = None
         self.model = agent.model
@@ -82,14 +81,13 @@ class Driver:
 
     def open(self, start: Start) -> RunResult:
         self.result = start.result
-        if self.store is not None:
-            from tao.store.writer import ProgressWriter
-
-            self.writer = ProgressWriter(self.store, start.result)
         if self.observers:
             with self._partial(start.result):
                 for observer in self.observers:
                     observer.on_start(start.result)
+                if self.writer is not None and start.checkpoint is not None:
+                    self.writer.flush()  # resumed: running again now (a new run: with its
+                    # first checkpoint, the loop's first request)
         return start.result
 
     def note(self, request: SaveCheckpoint | StepsDone, result: RunResult) -> None:
@@ -106,7 +104,7 @@ class Driver:
             for step in request.steps:
                 result.add_step(step, request.usage)
                 for observer in self.observers:
-                    if observer is not self.recorder:  # the log takes it from the writer
+                    if observer is not self.writer:  # it was handed them above
                         observer.on_step(result, step)
                 if self.emit is not ignore:  # no event is built for a run nobody streams
                     self.emit(ObservationEvent(step))
@@ -140,9 +138,7 @@ class Driver:
                 return Ending(self.stopping)
             try:
                 request = loop.send(answer)
-            except StopIteration as stop:
-                if self.writer is not None:
-                    self.flush(result)
+            except StopIteration as stop:  # the writer's on_finish writes what it holds
                 ending: Ending = stop.value
                 return ending
             if not isinstance(request, (StepsDone, SaveCheckpoint)):  # a tuple: faster than |
@@ -180,8 +176,6 @@ class Driver:
         result.duration_s = time.time() - result.started_at
         if self.observers:
             with self._partial(result):
-                if self.writer is not None:  # its checkpoint now; on_finish stores the steps
-                    self.writer.drop_steps()
                 for observer in self.observers:
                     observer.on_finish(result)
         if self.emit is not ignore:

@@ -5,9 +5,10 @@ real process at the two points that matter, with SIGKILL (nothing gets to clean 
 
 - after the effect, once its completion is journaled but before its step is stored:
   resume takes the journaled outcome, and neither runs the call again nor asks again;
-- at other writes (before the first checkpoint, at the one transaction that stores a
-  turn's steps with the checkpoint ending it, between the answer and the run's end):
-  nothing is lost or counted twice;
+- at other writes (at the one transaction that stores a turn's steps with the checkpoint
+  ending it, at the last one, which stores the answer with the run's end): nothing is
+  lost or counted twice; before the first (the run's row with its first checkpoint),
+  nothing was recorded and nothing ran;
 - during the effect: resume puts the call to a person, marked as possibly done; neither
   a policy rule nor an automatic approver may say yes to it, a person (``Person``) may.
 """
@@ -55,23 +56,26 @@ PROGRAM = textwrap.dedent(
     def dies_before(name, when):  # SIGKILL at an exact point of the run log's writes
         real = getattr(Store, name)
 
-        def write(self, *args):
-            if when(*args):
+        def write(self, *args, **options):
+            if when(*args, **options):
                 os.kill(os.getpid(), signal.SIGKILL)
-            return real(self, *args)
+            return real(self, *args, **options)
 
         setattr(Store, name, write)
 
+    def invoice(steps):
+        return any(s.tool == "send_invoice" for s in steps or ())
+
     if crash == "record":  # the effect's completion journaled, its step not yet stored
-        dies_before("save_progress", lambda result, steps, cp: any(
-            s.tool == "send_invoice" for s in steps))
-    elif crash == "start":  # the run recorded, its first checkpoint not yet
-        dies_before("save_progress", lambda result, steps, cp: True)
+        dies_before("save_progress", lambda result, steps, cp, **o: invoice(steps))
+        dies_before("finish_run", lambda result, config, **o: invoice(o.get("steps")))
+    elif crash == "start":  # the run's first write: its row with its first checkpoint
+        dies_before("save_progress", lambda result, steps, cp, **o: True)
     elif crash == "turn":  # the write of the invoice's step with the checkpoint ending its turn
-        dies_before("save_progress", lambda result, steps, cp: cp is not None
+        dies_before("save_progress", lambda result, steps, cp, **o: cp is not None
             and cp.step is None and len(cp.messages) > 2)
-    elif crash == "end":  # the answer stored, the run not yet marked finished
-        dies_before("finish_run", lambda result, config: True)
+    elif crash == "end":  # the last write: the answer, with the run marked finished
+        dies_before("finish_run", lambda result, config, **o: True)
 
     def automatic(tool, arguments):
         with asked.open("a") as handle:
@@ -86,6 +90,14 @@ PROGRAM = textwrap.dedent(
     rules = Policy((Rule("send_invoice"),)) if os.environ.get("POLICY") else Policy()
     approve = Person(person) if approver == "person" else automatic
     agent = Agent("replay:" + script, [send_invoice], approve=approve, policy=rules)
+    if crash == "turn":  # a model slower than the group commit: the turn is written alone
+        complete = agent.model.complete
+
+        def slowly(request, on_text=None):
+            time.sleep(0.3)
+            return complete(request, on_text)
+
+        agent.model.complete = slowly
     result = agent.resume(sys.argv[3]) if len(sys.argv) > 3 else agent.run("invoice ACME")
     print(json.dumps(result.to_dict()))
     """
@@ -148,13 +160,25 @@ def test_a_crash_after_the_effect_was_journaled_neither_reruns_nor_reasks_it_R1(
         assert [s.index for s in store.get_run(run_id).steps] == [1, 2]
 
 
-@pytest.mark.parametrize("crash", ["start", "turn", "end"])
+def test_a_crash_before_the_first_write_leaves_nothing_to_resume_and_nothing_done_R1(
+    tmp_path: Path, tao_home: Path, replay: Replay
+) -> None:
+    """The run's row is written with its first checkpoint, before the model is asked: a
+    run killed before that never asked, never ran a tool, and is not in the log."""
+    program = Program(tmp_path, tao_home, replay)
+    assert program.start(CRASH="start").wait(timeout=60) == -signal.SIGKILL
+    with Store.open() as store:
+        assert store.list_runs() == []
+    assert program.lines("sent.log") == [] and program.lines("asked.log") == []
+
+
+@pytest.mark.parametrize("crash", ["turn", "end"])
 def test_a_crash_between_two_writes_of_the_run_log_loses_and_repeats_nothing_R1(
     crash: str, tmp_path: Path, tao_home: Path, replay: Replay
 ) -> None:
-    """Killed before the first checkpoint, before the write of a turn's steps with the
-    checkpoint ending it, or between the answer and the run's end: resume finishes the run,
-    the invoice sent and approved once, each step stored once."""
+    """Killed at the write of a turn's steps with the checkpoint ending it, or at the last
+    write (the answer with the run's end): resume finishes the run, the invoice sent and
+    approved once, each step stored once."""
     program = Program(tmp_path, tao_home, replay)
     assert program.start(CRASH=crash).wait(timeout=60) == -signal.SIGKILL
     done = program.resume(_only_run())

@@ -64,6 +64,28 @@ def test_the_steps_of_a_fast_run_share_transactions_and_all_land_R3(
         assert other.get_summary(result.run_id).status is Status.FINISHED
 
 
+def test_a_quick_run_is_two_transactions_its_row_with_a_checkpoint_and_its_end_R1(
+    store: SQLiteStore, replay: Replay
+) -> None:
+    """A run's row is written with its first checkpoint (the log never holds a run it could
+    not resume), and its end with its last steps and checkpoint (never an answer stored
+    under a run still marked running)."""
+    script = replay(["Action: calculator[6 * 7]", "Action: finish[42]"])
+    seen: list[str] = []
+    store._conn.set_trace_callback(seen.append)
+    result = Agent(f"replay:{script}", [calculator_tool()], record=store).run("multiply")
+    store._conn.set_trace_callback(None)
+    assert result.status is Status.FINISHED
+    commits = [i for i, sql in enumerate(seen) if sql == "COMMIT"]
+    assert len(commits) == 2, seen
+    first = " ".join(seen[: commits[0]])
+    assert "INSERT INTO runs" in first and "UPDATE runs SET state" in first
+    last = " ".join(seen[commits[0] : commits[1]])
+    assert "INSERT INTO steps" in last and "UPDATE runs SET status = 'finished'" in last
+    stored = store.get_run(result.run_id)
+    assert [s.index for s in stored.steps] == [1, 2] and stored.answer == "42"
+
+
 def test_a_step_is_stored_while_the_run_waits_in_a_long_call_R1(
     store: SQLiteStore, replay: Replay
 ) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -31,7 +30,6 @@ from tao.errors import StateError, StoreError, UnknownRunError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
-from tao.redacted import redact_optional
 from tao.state import Checkpoint, PendingCall, RunConfig
 from tao.store import private, transcript
 from tao.store.query import RunPage, RunQuery, find_runs, models
@@ -40,10 +38,10 @@ from tao.store.rows import (
     SELECT_SUMMARY,
     Connection,
     RunSummary,
-    SQLValue,
     dumps,
     insert_run,
     loads_object,
+    record_end,
     shortest_prefixes,
     summary_from_row,
 )
@@ -52,13 +50,6 @@ from tao.store.steps import insert_step, read_steps, stored_indexes
 from tao.trace import RunResult, Status, Step, Usage
 
 T = TypeVar("T")
-
-_FINISH = """
-    UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
-        duration_s = ?, model_calls = ?, input_tokens = ?, output_tokens = ?,
-        evaluated_tokens = ?, cost_usd = ?
-    WHERE id = ?
-"""
 
 
 class Store(ABC):
@@ -158,14 +149,23 @@ class Store(ABC):
         self.save_progress(result, (step,), None)
 
     def save_progress(
-        self, result: RunResult, steps: Sequence[Step], checkpoint: Checkpoint | None
+        self,
+        result: RunResult,
+        steps: Sequence[Step],
+        checkpoint: Checkpoint | None,
+        *,
+        begin: bool = False,
+        config: RunConfig | None = None,
     ) -> None:
-        """Finished steps and the checkpoint after them, in one transaction: one commit a
-        step, and never a stored step without the checkpoint that follows it."""
+        """Finished steps and the checkpoint after them, in one transaction: never a stored
+        step without the checkpoint that follows it. ``begin``: the run's row first, as
+        :meth:`begin_run` writes it (with ``config``)."""
         run_id = result.run_id
         rest = None if checkpoint is None else private.keep(run_id, _without_messages(checkpoint))
 
         def work(conn: Connection) -> None:
+            if begin:
+                insert_run(conn, result, config, restart=True)
             end = self._tail(conn, run_id)
             if end is None and not steps:
                 return  # no such run (yet): nothing to attach the checkpoint to
@@ -178,40 +178,40 @@ class Store(ABC):
                 transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
 
         what = ", ".join(f"step {step.index}" for step in steps) or "its checkpoint"
-        self._record(run_id, what, work)
+        self._record(run_id, "its start" if begin and what == "its checkpoint" else what, work)
 
-    def finish_run(self, result: RunResult, config: RunConfig | None = None) -> None:
-        """Record the final status, answer and usage; also stores any step not yet seen.
+    def finish_run(
+        self,
+        result: RunResult,
+        config: RunConfig | None = None,
+        *,
+        checkpoint: Checkpoint | None = None,
+        steps: Sequence[Step] | None = None,
+        begun: bool = False,
+    ) -> None:
+        """Record the final status, answer and usage, with the run's last ``checkpoint``;
+        also stores ``steps``, or without them any step of ``result`` not yet stored.
 
-        Works without a prior :meth:`begin_run`, so a finished result can be
-        saved in one call (imports, tests, observers attached late).
+        Works without a prior :meth:`begin_run` (unless ``begun`` says there was one), so
+        a finished result can be saved in one call (imports, tests, late observers).
         """
-        usage = result.usage
-        values: tuple[SQLValue, ...] = (
-            str(result.status),
-            redact_optional(result.answer),
-            redact_optional(result.error),
-            result.stop_reason,
-            time.time(),
-            result.duration_s,
-            usage.model_calls,
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.evaluated_tokens,
-            usage.cost_usd,
-            result.run_id,
-        )
+        run_id = result.run_id
+        rest = None if checkpoint is None else private.keep(run_id, _without_messages(checkpoint))
 
         def work(conn: Connection) -> None:
-            insert_run(conn, result, config, restart=False)
-            end = transcript.tail(conn, result.run_id) or transcript.Tail(0, None)
-            stored = stored_indexes(conn, result.run_id)
-            for step in result.steps:
+            if not begun:
+                insert_run(conn, result, config, restart=False)
+            end = self._tail(conn, run_id) or transcript.Tail(0, None)
+            stored = set() if steps is not None else stored_indexes(conn, run_id)
+            for step in result.steps if steps is None else steps:
                 if step.index not in stored:
                     insert_step(conn, result, step, end)
-            conn.execute(_FINISH, values)
+            if checkpoint is not None and rest is not None:
+                transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
+            record_end(conn, result)
 
-        self._record(result.run_id, f"its end ({result.status})", work)
+        self._record(run_id, f"its end ({result.status})", work)
+        self._tails.pop(run_id, None)
 
     def save_state(self, run_id: str, checkpoint: Checkpoint) -> None:
         """Keep the run's latest checkpoint: what ``tao resume`` continues from.

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeAlias
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.redact import redact, redact_url
-from tao.redacted import redact_json
+from tao.redacted import redact_json, redact_optional
 from tao.state import RunConfig
 from tao.trace import RunResult, Status
 
@@ -209,12 +209,42 @@ _RESTART = """
 """
 
 
-def stored_config(config: RunConfig | None) -> JSON:
-    """A run's settings as the log keeps them: no credentials in URLs, no secrets (S8)."""
+def stored_config(config: RunConfig | None) -> str:
+    """A run's settings as the log keeps them (JSON): no credentials in URLs, no secrets
+    (S8). An agent's runs share one config object, so the last one's text is kept."""
+    global _last_config
     if config is None:
-        return {}
+        return "{}"
+    last = _last_config
+    if last is not None and last[0] is config:
+        return last[1]
     base_url = redact_url(config.base_url) if config.base_url else None
-    return redact_json(config.replace(base_url=base_url).to_json())
+    text = dumps(redact_json(config.replace(base_url=base_url).to_json()))
+    _last_config = (config, text)  # one assignment: safe for threads
+    return text
+
+
+_last_config: tuple[RunConfig, str] | None = None
+
+
+_END = """
+    UPDATE runs SET status = ?, answer = ?, error = ?, stop_reason = ?, finished_at = ?,
+        duration_s = ?, model_calls = ?, input_tokens = ?, output_tokens = ?,
+        evaluated_tokens = ?, cost_usd = ?
+    WHERE id = ?
+"""
+
+
+def record_end(conn: Connection, result: RunResult) -> None:
+    """The run's row as it ended: status, answer (redacted, SPEC S8), times and usage."""
+    usage = result.usage
+    conn.execute(
+        _END,
+        (str(result.status), redact_optional(result.answer), redact_optional(result.error),
+         result.stop_reason, time.time(), result.duration_s, usage.model_calls,
+         usage.input_tokens, usage.output_tokens, usage.evaluated_tokens, usage.cost_usd,
+         result.run_id),
+    )  # fmt: skip
 
 
 def insert_run(
@@ -235,7 +265,7 @@ def insert_run(
             result.lang,
             str(Status.RUNNING),
             result.started_at or time.time(),
-            dumps(stored_config(config)),
+            stored_config(config),
             os.getpid(),
             HOST,
             result.parent_id,

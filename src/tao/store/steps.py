@@ -117,7 +117,9 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))
-    conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
+    if step.index <= end.last_step:  # stored before: its model call is replaced
+        conn.execute("DELETE FROM model_calls WHERE run_id = ? AND step_index = ?", key)
+    end.last_step = max(end.last_step, step.index)
     conn.execute(
         _INSERT_MODEL_CALL,
         (*key, result.model, inline, count, redact(step.model_output), step.input_tokens,

@@ -30,9 +30,10 @@ from tao.redacted import redact_json
 from tao.state import Checkpoint
 from tao.store.rows import Connection, SQLValue, dumps, loads
 
-#: The run (no row: no such run), how many messages it has stored, and the last one.
+#: The run (no row: no such run), how many messages it has stored, the last one, and its
+#: last step.
 _TAIL = """
-    SELECT m.seq, m.message FROM runs r
+    SELECT m.seq, m.message, (SELECT max(idx) FROM steps WHERE run_id = r.id) FROM runs r
     LEFT JOIN run_messages m
         ON m.run_id = r.id AND m.seq = (SELECT max(seq) FROM run_messages WHERE run_id = r.id)
     WHERE r.id = ?
@@ -54,6 +55,8 @@ class Tail:
     """The last of them as stored JSON (``None`` when there is none)."""
     last_object: int | None = None
     """``id()`` of the in-memory message stored last, to skip re-serialising it."""
+    last_step: int = 0
+    """The highest index of the run's stored steps (0: none): a step after it is new."""
 
 
 def tail(conn: Connection, run_id: str) -> Tail | None:
@@ -61,7 +64,10 @@ def tail(conn: Connection, run_id: str) -> Tail | None:
     row = conn.execute(_TAIL, (run_id,)).fetchone()
     if row is None:
         return None
-    return Tail(0, None) if row[0] is None else Tail(int(row[0]) + 1, row[1])
+    last_step = int(row[2] or 0)
+    if row[0] is None:
+        return Tail(0, None, last_step=last_step)
+    return Tail(int(row[0]) + 1, row[1], last_step=last_step)
 
 
 def extend(conn: Connection, run_id: str, messages: Sequence[Message], end: Tail) -> int | None:

@@ -6,6 +6,9 @@ and the checkpoint after them, and writes them in one transaction:
 
 - at once, when the run asks a person, is about to run a call with side effects (the
   journal), stores its first checkpoint, or ends: nothing waits past those;
+- together with the run's row: a new run's row is written with its first checkpoint, and
+  its end (status, answer, usage) with its last steps and checkpoint, so a run takes two
+  transactions besides its steps, and the log never holds a run without a checkpoint;
 - otherwise at most :data:`WRITE_WITHIN_S` after they finished, from a thread of its own,
   even while the run is blocked in a long model or tool call.
 
@@ -13,10 +16,16 @@ A model slower than that (every real one) thus has each step stored while it thi
 about the next. A process killed in between loses at most that long of read-only work,
 which resumes from the checkpoint before it and is asked again.
 
-    writer = ProgressWriter(store, result)
+    writer = ProgressWriter(store, config)
+    writer.on_start(result)                            # held, written with the next
     writer.steps(steps); writer.checkpoint(checkpoint)  # held
     writer.soon()                                      # written within WRITE_WITHIN_S
     writer.flush()                                     # written now
+    writer.on_finish(result)                           # the rest, and the run's end
+
+It is the run log's :class:`tao.trace.RunObserver` for the agent's own run log (the
+driver hands it steps itself, so ``on_step`` does nothing);
+:class:`tao.store.RunRecorder` is the one to attach to any other run.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from tao.state import Checkpoint
+from tao.state import Checkpoint, RunConfig
 from tao.store.base import Store
 from tao.trace import RunResult, Step
 
@@ -38,8 +47,12 @@ WRITE_WITHIN_S = 0.05
 class ProgressWriter:
     """What one run has not yet written, and the lock around writing it."""
 
-    def __init__(self, store: Store, result: RunResult) -> None:
-        self.store, self.result = store, result
+    def __init__(self, store: Store, config: RunConfig | None = None) -> None:
+        """``config`` is recorded with the run, for resume and eval; ``None``: not known."""
+        self.store, self.config = store, config
+        self.result: RunResult | None = None
+        #: The run's row is still to be written (as running), with the next write.
+        self._begin = False
         self._steps: list[Step] = []
         self._checkpoint: Checkpoint | None = None
         #: Held while the held state changes or is written: by the run, and by the timer.
@@ -49,6 +62,24 @@ class ProgressWriter:
         self._error: BaseException | None = None
         #: Whether anything (the run's first checkpoint) was written yet.
         self.started = False
+
+    def on_start(self, result: RunResult) -> None:
+        """Hold the run's row (``running``): it goes with the first checkpoint, which a new
+        run writes before anything else (a resumed one :meth:`flush` es it at once)."""
+        with self._lock:
+            self.result, self._begin = result, True
+
+    def on_step(self, result: RunResult, step: Step) -> None:
+        """Nothing: the driver hands the writer each turn's steps (:meth:`steps`)."""
+
+    def on_finish(self, result: RunResult) -> None:
+        """The run's end, with the steps and checkpoint still held, in one transaction."""
+        with self._lock:
+            steps, checkpoint = self._steps, self._checkpoint
+            self._steps, self._checkpoint = [], None
+            self.store.finish_run(
+                result, self.config, checkpoint=checkpoint, steps=steps, begun=self.started
+            )
 
     def steps(self, steps: Iterable[Step]) -> None:
         with self._lock:
@@ -77,14 +108,6 @@ class ProgressWriter:
         with self._lock:
             self._write()
 
-    def drop_steps(self) -> None:
-        """Stop holding the steps (a run's end stores those it lacks itself); the held
-        checkpoint is written first, as it is what a later resume starts from."""
-        with self._lock:
-            if self._checkpoint is not None:
-                self._write()
-            self._steps = []
-
     def _due(self) -> None:
         """The timer's write; a failure is kept for the run's thread (see :meth:`soon`)."""
         with self._lock:
@@ -96,11 +119,13 @@ class ProgressWriter:
 
     def _write(self) -> None:
         """Called with the lock held."""
-        if not self._steps and self._checkpoint is None:
+        if self.result is None or not (self._begin or self._steps or self._checkpoint):
             return
         steps, checkpoint = self._steps, self._checkpoint
-        self.store.save_progress(self.result, steps, checkpoint)
-        self._steps, self._checkpoint, self.started = [], None, True
+        self.store.save_progress(
+            self.result, steps, checkpoint, begin=self._begin, config=self.config
+        )
+        self._steps, self._checkpoint, self._begin, self.started = [], None, False, True
 
 
 class _Timer:
