@@ -8,6 +8,7 @@ the parent's last prompt, so a prefix cache is reused.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,22 @@ def test_a_follow_up_starts_from_the_parents_transcript_and_records_its_parent(
         {"role": "user", "content": "Task: And plus 4?"},
     ]
     assert second.to_dict()["parent_id"] == first.run_id
+
+
+def test_an_unrecorded_agent_keeps_a_runs_transcript_only_while_its_result_lives(
+    replay: Replay,
+) -> None:
+    """A long-lived agent with no run log does not grow with every run it makes."""
+    agent = Agent(f"replay:{replay(SCRIPT[:2] * 50)}", ["calc"], record=False)
+    kept = agent.run("What is 17 * 23?")
+    for _ in range(20):
+        agent.run("What is 17 * 23?")  # each result dropped at once
+    gc.collect()
+    assert list(agent._memory) == [kept.run_id]
+    assert agent.run("Again?", history=kept).parent_id == kept.run_id
+    del kept  # the follow-up's result was dropped at once too
+    gc.collect()
+    assert agent._memory == {}
 
 
 def test_arun_and_a_run_id_from_the_run_log_work_the_same(replay: Replay) -> None:

@@ -104,12 +104,16 @@ def test_a_step_is_a_checkpoint_a_model_request_a_tool_request_and_a_step() -> N
     assert ending == Ending(Status.FINISHED, answer="5")
     ask = seen[1]
     assert isinstance(ask, AskModel) and "Observation:" in ask.request.stop
-    done = seen[3]
-    assert isinstance(done, StepsDone) and done.checkpoint is not None
+    done, last = seen[3], seen[5]
+    assert isinstance(done, StepsDone) and isinstance(last, StepsDone)
     ((step,),) = [done.steps]
     assert (step.duration_s, step.model_duration_s) == (0.75, 0.25)
-    assert done.usage.model_calls == 1 and done.checkpoint.step is None  # between steps
-    assert done.checkpoint.messages[-1]["content"].startswith("Observation")
+    after = done.checkpoint()  # made when asked for, after the run went on: still step 1's end
+    assert after is not None and done.usage.model_calls == 1 and after.step is None
+    assert after.messages[-1]["content"].startswith("Observation")
+    final = last.checkpoint()
+    assert final is not None and final.messages[: len(after.messages)] == after.messages
+    assert len(final.messages) > len(after.messages)  # the answer's turn came after
 
 
 def test_the_time_budget_reads_the_injected_clock_only_L5() -> None:

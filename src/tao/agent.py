@@ -89,7 +89,8 @@ class Agent:
         self.policy = policy if policy is not None else Policy.default()
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
-        #: Checkpoints of runs not recorded in a store, so they can still be resumed here.
+        #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed
+        #: up here; each is kept as long as its RunResult is (a long-lived agent keeps no more).
         self._memory: dict[str, Checkpoint] = {}
         #: Where runs send their spans (OpenTelemetry, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
         #: set or the program set a global TracerProvider); ``None``: nowhere, at no cost.

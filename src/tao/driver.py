@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -31,7 +32,7 @@ from tao.exchange import (
 from tao.loop import Loop
 from tao.output import typed
 from tao.runs import Start
-from tao.state import Decision, PendingCall
+from tao.state import Checkpoint, Decision, PendingCall
 from tao.tools.limits import disarm
 from tao.trace import RunObserver, RunResult, Status
 
@@ -62,6 +63,8 @@ class Driver:
         self.result: RunResult | None = None
         self.closed = False
         self._closing = threading.Lock()
+        #: Where the run stood last: a checkpoint, or the turn to make it from.
+        self.last: Checkpoint | StepsDone | None = None
         self.observers = list(observers)
         self.store = agent.run_log()
         #: The run, its steps and checkpoints on their way to the run log (group commit).
@@ -108,12 +111,14 @@ class Driver:
                         observer.on_step(result, step)
                 if self.emit is not ignore:  # no event is built for a run nobody streams
                     self.emit(ObservationEvent(step))
-        if request.checkpoint is None:
-            return
-        if self.writer is not None:
-            self.writer.checkpoint(request.checkpoint)
-        else:
-            self.agent._memory[result.run_id] = request.checkpoint
+        if isinstance(request, SaveCheckpoint):
+            if self.writer is not None:
+                self.writer.checkpoint(request.checkpoint)
+            self.last = request.checkpoint
+        elif request.transcript is not None:  # made only if written or wanted at the end
+            if self.writer is not None:
+                self.writer.later(request.checkpoint)
+            self.last = request
 
     def flush(self, result: RunResult, *, now: bool = True) -> None:
         """Write the steps and checkpoint still held, ``now`` or (before a model or tool
@@ -174,6 +179,12 @@ class Driver:
         if ending.answer is not None and self.agent.setup.output is not None:
             result.output = typed(self.agent.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
+        if self.writer is None:  # no run log: kept for a follow-up or resume in this process
+            last = self.last.checkpoint() if isinstance(self.last, StepsDone) else self.last
+            if last is not None:  # while the caller keeps the result: follow() and reopen()
+                memory = self.agent._memory  # take the result, not the id, of such a run
+                memory[result.run_id] = last
+                weakref.finalize(result, memory.pop, result.run_id, None)
         if self.observers:
             with self._partial(result):
                 for observer in self.observers:

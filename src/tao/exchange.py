@@ -21,7 +21,7 @@ from typing import Literal, TypeVar, dataclass_transform
 
 from tao.act import Outcome, Ready
 from tao.frozen import frozen
-from tao.models.base import ModelReply, ModelRequest
+from tao.models.base import Message, ModelReply, ModelRequest
 from tao.output import OutputSpec
 from tao.protocol.labels import Labels
 from tao.state import Checkpoint, Decision, PendingCall, RunConfig
@@ -82,8 +82,20 @@ class StepsDone:
     """One per call of the reply (one for an answer, a parse or model error)."""
     usage: Usage
     """The run's totals with ``steps`` counted (the loop's; the driver need not add again)."""
-    checkpoint: Checkpoint | None
-    """Where the run stands after them; ``None`` when it ends on a failed model call."""
+    transcript: Sequence[Message] | None
+    """The run's transcript, whose first ``length`` messages are where it stands after
+    ``steps``: the loop's own list, which it only ever appends to (never change it).
+    ``None`` when the run ends on a failed model call (no checkpoint after it)."""
+    length: int = 0
+    elapsed_s: float = 0.0
+    """Run time spent when ``steps`` were done."""
+
+    def checkpoint(self) -> Checkpoint | None:
+        """Where the run stands after ``steps``. Made when wanted, not every turn: a run log
+        writes only the latest one held, and a run with no log wants only its last."""
+        if self.transcript is None:
+            return None
+        return Checkpoint(messages=tuple(self.transcript[: self.length]), elapsed_s=self.elapsed_s)
 
 
 Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepsDone

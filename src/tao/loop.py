@@ -379,13 +379,13 @@ def _model_request(
 
 
 def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
-    """``steps`` counted: the request that hands them to the driver, with the checkpoint
-    after them (they are stored together)."""
+    """``steps`` counted: the request that hands them to the driver, with what the checkpoint
+    after them is made from (they are stored together)."""
     for step in steps:
         run.steps += 1
         run.usage = run.usage.plus(step)
-    after = run.checkpoint() if checkpoint else None
-    return StepsDone(tuple(steps), run.usage, after)
+    at = (run.messages, len(run.messages), run.elapsed()) if checkpoint else (None,)
+    return StepsDone(tuple(steps), run.usage, *at)
 
 
 def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:

@@ -34,7 +34,7 @@ import collections
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tao.state import Checkpoint, RunConfig
 from tao.store.base import Store
@@ -55,6 +55,8 @@ class ProgressWriter:
         self._begin = False
         self._steps: list[Step] = []
         self._checkpoint: Checkpoint | None = None
+        #: Makes the checkpoint held when it is not made yet (between steps: see ``later``).
+        self._later: Callable[[], Checkpoint | None] | None = None
         #: Held while the held state changes or is written: by the run, and by the timer.
         self._lock = threading.Lock()
         self._scheduled = False
@@ -75,8 +77,8 @@ class ProgressWriter:
     def on_finish(self, result: RunResult) -> None:
         """The run's end, with the steps and checkpoint still held, in one transaction."""
         with self._lock:
-            steps, checkpoint = self._steps, self._checkpoint
-            self._steps, self._checkpoint = [], None
+            steps, checkpoint = self._steps, self._held()
+            self._steps, self._checkpoint, self._later = [], None, None
             self.store.finish_run(
                 result, self.config, checkpoint=checkpoint, steps=steps, begun=self.started
             )
@@ -89,9 +91,15 @@ class ProgressWriter:
         """Hold ``checkpoint`` (it replaces an older one held); the first one, and any taken
         inside a step (a pause, the journal of a side effect), are written now."""
         with self._lock:
-            self._checkpoint = checkpoint
+            self._checkpoint, self._later = checkpoint, None
             if checkpoint.step is not None or not self.started:
                 self._write()
+
+    def later(self, make: Callable[[], Checkpoint | None]) -> None:
+        """Hold the checkpoint between two steps, made only when written: a fast run
+        replaces it many times before then."""
+        with self._lock:
+            self._checkpoint, self._later = None, make
 
     def soon(self) -> None:
         """See that what is held is written within :data:`WRITE_WITHIN_S`; raises what a
@@ -99,7 +107,7 @@ class ProgressWriter:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        if not self._scheduled and (self._steps or self._checkpoint is not None):
+        if not self._scheduled and (self._steps or self._checkpoint or self._later):
             self._scheduled = True
             _TIMER.add(self)
 
@@ -119,13 +127,21 @@ class ProgressWriter:
 
     def _write(self) -> None:
         """Called with the lock held."""
-        if self.result is None or not (self._begin or self._steps or self._checkpoint):
+        held = self._steps or self._checkpoint or self._later
+        if self.result is None or not (self._begin or held):
             return
-        steps, checkpoint = self._steps, self._checkpoint
+        steps, checkpoint = self._steps, self._held()
         self.store.save_progress(
             self.result, steps, checkpoint, begin=self._begin, config=self.config
         )
-        self._steps, self._checkpoint, self._begin, self.started = [], None, False, True
+        self._steps, self._begin, self.started = [], False, True
+        self._checkpoint = self._later = None
+
+    def _held(self) -> Checkpoint | None:
+        """The checkpoint held, made now if it was held as a turn (with the lock held)."""
+        if self._checkpoint is None and self._later is not None:
+            self._checkpoint, self._later = self._later(), None  # made once, if the write fails
+        return self._checkpoint
 
 
 class _Timer:
