@@ -63,7 +63,7 @@ class Driver:
         self.result: RunResult | None = None
         self.closed = False
         self._closing = threading.Lock()
-        #: Where the run stood last: a checkpoint, or the turn to make it from.
+        #: With no run log, where the run stood last: a checkpoint, or the turn to make it from.
         self.last: Checkpoint | StepsDone | None = None
         self.observers = list(observers)
         self.store = agent.run_log()
@@ -89,8 +89,9 @@ class Driver:
                 for observer in self.observers:
                     observer.on_start(start.result)
                 if self.writer is not None and start.checkpoint is not None:
-                    self.writer.flush()  # resumed: running again now (a new run: with its
-                    # first checkpoint, the loop's first request)
+                    # resumed: running again now; a new run's row goes with its first
+                    # checkpoint, the loop's first request
+                    self.writer.flush()
         return start.result
 
     def note(self, request: SaveCheckpoint | StepsDone, result: RunResult) -> None:
@@ -114,11 +115,13 @@ class Driver:
         if isinstance(request, SaveCheckpoint):
             if self.writer is not None:
                 self.writer.checkpoint(request.checkpoint)
-            self.last = request.checkpoint
+            else:
+                self.last = request.checkpoint
         elif request.transcript is not None:  # made only if written or wanted at the end
             if self.writer is not None:
                 self.writer.later(request.checkpoint)
-            self.last = request
+            else:
+                self.last = request
 
     def flush(self, result: RunResult, *, now: bool = True) -> None:
         """Write the steps and checkpoint still held, ``now`` or (before a model or tool

@@ -91,11 +91,11 @@ def _new(cls: type, builder: type) -> Callable[..., object]:
         "_FACTORY": _FACTORY,
         "_cls": cls,
         "_builder": builder,
-        "_blank": object.__new__,
+        "_object_new": object.__new__,
     }
     positional: list[str] = []
     keyword: list[str] = []
-    body = ["    self = _blank(_builder)"]
+    body = ["    self = _object_new(_builder)"]
     for field in dataclasses.fields(cls):
         name, value, default = field.name, field.name, ""
         if field.default is not dataclasses.MISSING:

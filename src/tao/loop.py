@@ -384,8 +384,9 @@ def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
     for step in steps:
         run.steps += 1
         run.usage = run.usage.plus(step)
-    at = (run.messages, len(run.messages), run.elapsed()) if checkpoint else (None,)
-    return StepsDone(tuple(steps), run.usage, *at)
+    if not checkpoint:  # the run ends on a failed model call: nothing to continue from
+        return StepsDone(tuple(steps), run.usage, None)
+    return StepsDone(tuple(steps), run.usage, run.messages, len(run.messages), run.elapsed())
 
 
 def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:

@@ -161,7 +161,7 @@ class Store(ABC):
         step without the checkpoint that follows it. ``begin``: the run's row first, as
         :meth:`begin_run` writes it (with ``config``)."""
         run_id = result.run_id
-        rest = None if checkpoint is None else private.keep(run_id, _without_messages(checkpoint))
+        kept = _kept(run_id, checkpoint)  # once, outside the transaction and its retries
 
         def work(conn: Connection) -> None:
             if begin:
@@ -174,8 +174,8 @@ class Store(ABC):
                 end = transcript.Tail(0, None)
             for step in steps:
                 insert_step(conn, result, step, end)
-            if checkpoint is not None and rest is not None:
-                transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
+            if kept is not None:
+                transcript.save_checkpoint(conn, run_id, *kept, end)
 
         what = ", ".join(f"step {step.index}" for step in steps) or "its checkpoint"
         self._record(run_id, "its start" if begin and what == "its checkpoint" else what, work)
@@ -196,7 +196,7 @@ class Store(ABC):
         a finished result can be saved in one call (imports, tests, late observers).
         """
         run_id = result.run_id
-        rest = None if checkpoint is None else private.keep(run_id, _without_messages(checkpoint))
+        kept = _kept(run_id, checkpoint)  # once, outside the transaction and its retries
 
         def work(conn: Connection) -> None:
             if not begun:
@@ -206,8 +206,8 @@ class Store(ABC):
             for step in result.steps if steps is None else steps:
                 if step.index not in stored:
                     insert_step(conn, result, step, end)
-            if checkpoint is not None and rest is not None:
-                transcript.save_checkpoint(conn, run_id, checkpoint, rest, end)
+            if kept is not None:
+                transcript.save_checkpoint(conn, run_id, *kept, end)
             record_end(conn, result)
 
         self._record(run_id, f"its end ({result.status})", work)
@@ -377,6 +377,14 @@ class Store(ABC):
             since = 0 if full else step.new_messages_since(before)
             yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict(since)})
             before = step
+
+
+def _kept(run_id: str, checkpoint: Checkpoint | None) -> tuple[Checkpoint, JSONObject] | None:
+    """``checkpoint`` with the rest of it as the run's row keeps it (no transcript, secrets
+    redacted and kept aside: :func:`tao.store.private.keep`)."""
+    if checkpoint is None:
+        return None
+    return checkpoint, private.keep(run_id, _without_messages(checkpoint))
 
 
 def _without_messages(checkpoint: Checkpoint) -> JSONObject:

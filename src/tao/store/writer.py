@@ -107,7 +107,7 @@ class ProgressWriter:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        if not self._scheduled and (self._steps or self._checkpoint or self._later):
+        if not self._scheduled and self._holds():
             self._scheduled = True
             _TIMER.add(self)
 
@@ -127,8 +127,7 @@ class ProgressWriter:
 
     def _write(self) -> None:
         """Called with the lock held."""
-        held = self._steps or self._checkpoint or self._later
-        if self.result is None or not (self._begin or held):
+        if self.result is None or not (self._begin or self._holds()):
             return
         steps, checkpoint = self._steps, self._held()
         self.store.save_progress(
@@ -136,6 +135,10 @@ class ProgressWriter:
         )
         self._steps, self._begin, self.started = [], False, True
         self._checkpoint = self._later = None
+
+    def _holds(self) -> bool:
+        """Whether steps or a checkpoint (made or not) wait for a write."""
+        return bool(self._steps or self._checkpoint or self._later)
 
     def _held(self) -> Checkpoint | None:
         """The checkpoint held, made now if it was held as a turn (with the lock held)."""
