@@ -43,6 +43,17 @@ def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> 
     return done
 
 
+def pending(step: int, position: int, ready: Ready) -> PendingCall:
+    """The call at ``position`` of step ``step``, as it waits for approval and is journaled."""
+    return PendingCall(
+        step=step,
+        position=position,
+        tool=ready.tool.name,
+        arguments=ready.arguments,
+        effects=tuple(ready.tool.effects),
+    )
+
+
 def recorded(ready: Ready, entry: Completed) -> Outcome:
     """A call that ran before a crash, as its completion record has it."""
     return Outcome(StepKind.ACTION, entry.observation, ready.tool.name, ready.arguments,

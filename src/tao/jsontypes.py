@@ -8,7 +8,6 @@ free-form JSON (a tool's arguments, a JSON schema), these aliases say so.
 from __future__ import annotations
 
 import json
-import re
 from typing import TypeAlias
 
 JSONScalar: TypeAlias = str | int | float | bool | None
@@ -21,13 +20,14 @@ def canonical_json(value: JSON) -> str:
     """One text for equal JSON values: sorted keys, no spaces, UTF-8 kept."""
     if isinstance(value, dict) and len(value) == 1:  # most calls: one plain string argument
         ((key, item),) = value.items()
-        if type(item) is str and _PLAIN.fullmatch(key) and _PLAIN.fullmatch(item):
+        # JSON writes printable text with no quote or backslash as it is (ensure_ascii off)
+        if type(item) is str and _as_is(key + item):
             return f'{{"{key}":"{item}"}}'
     return _CANONICAL.encode(value)
 
 
-#: Text JSON writes as it is (no quote, backslash or control character to escape).
-_PLAIN = re.compile(r'[^"\\\x00-\x1f]*+')
+def _as_is(text: str) -> bool:
+    return text.isprintable() and '"' not in text and "\\" not in text
 
 
 #: Built once: ``json.dumps`` with options builds an encoder per call (every step digests).

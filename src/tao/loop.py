@@ -54,6 +54,7 @@ from tao.transcript import (
     calls_of,
     closing,
     extend,
+    failed_step,
     kept_reply,
     kept_text,
     make_step,
@@ -228,7 +229,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
     for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
-    gated = {i: _pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
+    gated = {i: journal.pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
@@ -240,8 +241,13 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         for i, call in gated.items():
             if decisions[call.id] is not True:
                 outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
-    if ready:
-        outcomes.update((yield from _run_tools(run, turn, reply, ready, gated)))
+    if gated and ready:
+        outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
+    elif ready:  # read-only calls: no journal, nobody was shown a thing
+        left = run.budget.max_seconds - run.elapsed()
+        done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
+        assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+        outcomes.update(zip(ready, done, strict=True))
     for i, ran in runnable.items():
         if i in ready or i in journaled:
             run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
@@ -273,20 +279,19 @@ def _prepare(
     return outcomes, ready
 
 
-def _run_tools(
+def _run_effects(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
-    """Run the allowed calls; those with side effects between the journal's two records
+    """Run the allowed calls of a reply with side effects between the journal's two records
     (SPEC R1): one before any effect, and one with what each returned, right after them
-    and before anything else. Steps with only read-only calls write neither."""
+    and before anything else."""
     effects = [i for i in ready if i in gated]
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
-    shown = (turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-    previews = tuple(shown) if gated else (None,) * len(ready)  # nobody was shown a thing
+    previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
     left = run.budget.max_seconds - run.elapsed()
     done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
-    assert isinstance(done, list | tuple)  # not the ABC: its check costs more than a call
+    assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
     outcomes = dict(zip(ready, done, strict=True))
     if effects:
         turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
@@ -338,24 +343,10 @@ def _approve(
     for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
         shown[gated[i].id] = preview
         if decision is None:
-            waiting.append(_with_preview(gated[i], preview))
+            waiting.append(dataclasses.replace(gated[i], preview=preview))
         else:
             decisions[gated[i].id] = decision
     return tuple(waiting)
-
-
-def _pending(step: int, position: int, ready: Ready) -> PendingCall:
-    return PendingCall(
-        step=step,
-        position=position,
-        tool=ready.tool.name,
-        arguments=ready.arguments,
-        effects=tuple(ready.tool.effects),
-    )
-
-
-def _with_preview(call: PendingCall, preview: str | None) -> PendingCall:
-    return dataclasses.replace(call, preview=preview)
 
 
 def _model_request(
@@ -387,14 +378,3 @@ def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
     if not checkpoint:  # the run ends on a failed model call: nothing to continue from
         return StepsDone(tuple(steps), run.usage, None)
     return StepsDone(tuple(steps), run.usage, run.messages, len(run.messages), run.elapsed())
-
-
-def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:
-    return Step(
-        index=index,
-        kind=StepKind.MODEL_ERROR,
-        observation=failure.message,
-        model_input=list(sent),
-        duration_s=failure.duration_s,
-        model_duration_s=failure.duration_s,
-    )

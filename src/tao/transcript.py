@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tao.act import Call, Outcome
-from tao.exchange import LoopSetup, ModelAnswer
+from tao.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
@@ -199,4 +199,16 @@ def make_step(
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
         call_index=position,
         repeat_of=repeat_of,
+    )
+
+
+def failed_step(index: int, sent: Sequence[Message], failure: ModelFailure) -> Step:
+    """The step of a model call that failed: what was sent, and why it failed."""
+    return Step(
+        index=index,
+        kind=StepKind.MODEL_ERROR,
+        observation=failure.message,
+        model_input=list(sent),
+        duration_s=failure.duration_s,
+        model_duration_s=failure.duration_s,
     )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 
+from tao.protocol import prompts
 from tao.protocol.prompts import fence, fence_id
 
 _CLOSE = re.compile(r"</\s*data", re.IGNORECASE)
@@ -39,3 +41,11 @@ def test_every_spelling_of_a_closing_mark_is_neutralised_S4() -> None:
     fenced = fence(page, "read_file")
     assert len(_CLOSE.findall(fenced)) == 1
     assert "<data> e" in fenced  # an opening mark closes nothing: left as written
+
+
+def test_fence_ids_hash_as_hashlib_does_whichever_sha256_computes_them_S4() -> None:
+    # fence ids are CPython's own SHA-256 where there is one (cheaper per call than
+    # OpenSSL's): the digest, so every id, must be hashlib's exactly
+    for text in ["", "Paris", "ünïcode ✓", "x" * 10_000]:
+        data = f"search\0{text}".encode()
+        assert prompts._sha256(data).digest() == hashlib.sha256(data).digest()

@@ -10,11 +10,14 @@ byte-stable across steps and runs (provider prompt caching, local KV cache).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from tao.protocol.labels import Labels
 from tao.tools.base import Tool
@@ -205,11 +208,28 @@ _CLOSING = re.compile(r"<(?=\s*/\s*data)", re.IGNORECASE)
 
 def fence_id(text: str, source: str) -> str:
     """Three lowercase letters from the text's hash: short, stable, cheap to tokenize."""
-    digest = hashlib.sha256(f"{source}\0{text}".encode()).digest()
+    digest = _sha256(f"{source}\0{text}".encode()).digest()
     return _LETTERS[digest[0] % 26] + _LETTERS[digest[1] % 26] + _LETTERS[digest[2] % 26]
 
 
 _LETTERS = string.ascii_lowercase
+
+
+class _Digest(Protocol):
+    def digest(self) -> bytes: ...
+
+
+def _own_sha256() -> Callable[[bytes], _Digest]:
+    """CPython's own SHA-256 (``_sha256``; ``_sha2`` from 3.12), the same digest as hashlib's:
+    OpenSSL's, behind hashlib, made a context per call and cost 1.4 µs a step more in
+    ``bench/overhead.py`` for the same instructions."""
+    for name in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError):
+            return cast("Callable[[bytes], _Digest]", importlib.import_module(name).sha256)
+    return hashlib.sha256
+
+
+_sha256 = _own_sha256()
 
 
 def reminder(labels: Labels, reason: str) -> str:

@@ -24,14 +24,15 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack, get_type_hints, overload
+from typing import Literal, TypedDict, Unpack, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 
 from tao.errors import ToolDefinitionError, ToolError
 from tao.jsontypes import JSON, JSONObject
 from tao.tools.limits import run_coroutine
+from tao.tools.params import as_given, params_model
 from tao.tools.paths import resolve_path
 
 #: The effects a tool may declare; anything but ``read`` needs a person's approval (SPEC S3).
@@ -198,15 +199,17 @@ class Tool:
         The result holds the values as the parameters' types made them (``"5"`` → ``5``);
         for the JSON-shaped parameters tools declare, that is JSON.
         """
-        try:
-            model = self.params.model_validate(arguments)
-        except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in error.errors()
-            )
-            raise self.invalid(problems) from None
-        values: JSONObject = {name: getattr(model, name) for name in self.param_names}
+        values = as_given(self.params, arguments)
+        if values is None:
+            try:
+                model = self.params.model_validate(arguments)
+            except ValidationError as error:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in error.errors()
+                )
+                raise self.invalid(problems) from None
+            values = {name: getattr(model, name) for name in self.param_names}
         for name in self.path_params:
             value = values.get(name)
             if isinstance(value, str) and self.root is not None:
@@ -302,31 +305,6 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _params_model(
-    fn: ToolFunction, tool_name: str, doc: docstring_parser.Docstring
-) -> tuple[type[BaseModel], tuple[str, ...]]:
-    """The pydantic model that validates ``fn``'s arguments, and its parameter names in order."""
-    param_docs: dict[str, str] = {p.arg_name: p.description or "" for p in doc.params}
-    try:
-        hints = get_type_hints(fn)
-    except Exception as error:
-        raise ToolDefinitionError(f"cannot read type hints of {tool_name}: {error}") from error
-    # create_model types each field definition (a type form and a FieldInfo) as Any too.
-    fields: dict[str, Any] = {}
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ToolDefinitionError(f"{tool_name}: *args/**kwargs cannot be described to a model")
-        if param.name not in hints:
-            raise ToolDefinitionError(f"{tool_name}: parameter {param.name!r} needs a type hint")
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (
-            hints[param.name],
-            Field(default, description=param_docs.get(param.name)),
-        )
-    config = ConfigDict(extra="forbid")
-    return create_model(f"{tool_name}_args", __config__=config, **fields), tuple(fields)
-
-
 def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
     """Build a :class:`Tool` from a typed function; see :func:`tool` for the decorator."""
     if isinstance(fn, Tool):
@@ -340,7 +318,7 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
         raise ToolDefinitionError(f"{tool_name}: path_params need the project folder")
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     summary = " ".join(p for p in (doc.short_description, doc.long_description) if p)
-    params, names = _params_model(fn, tool_name, doc)
+    params, names = params_model(fn, tool_name, doc)
     if not set(path_params) <= set(names):
         raise ToolDefinitionError(f"{tool_name}: path_params {path_params} are not parameters")
     effects = options.get("effects", ("read",))
