@@ -50,6 +50,16 @@ def test_call_form_with_keywords_L7() -> None:
         ("ar", "الفكرة: حسنًا\nالإجابة: 395", "395"),
         ("ja", "考え：よし\n答え：395", "395"),
         ("ja", "考え: よし\n答え: 395", "395"),
+        # the other ways models write "final answer" in each language
+        ("en", "Thought: ok\nFinal answer: 395", "395"),
+        ("tr", "Düşünce: tamam\nNihai Cevap: 395", "395"),
+        ("tr", "Düşünce: tamam\nSon cevap: 395", "395"),
+        ("ar", "الفكرة: حسنًا\nالإجابة النهائية: 395", "395"),
+        ("ar", "الفكرة: حسنًا\nالجواب النهائي: 395", "395"),
+        ("ja", "考え: よし\n最終的な答え: 395", "395"),
+        ("ja", "考え：よし\n回答：395", "395"),
+        ("sv", "Tanke: klart\nSlutgiltigt svar: 395", "395"),
+        ("sv", "Tanke: klart\nSlutligt svar: 395", "395"),
         (
             "sv",
             "Tanke: Jag har vad jag behöver.\nSvar: 12 av 47 öppna ärenden.",

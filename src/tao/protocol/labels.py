@@ -36,13 +36,26 @@ class Labels:
         return (f"{self.observation}:", f"{self.observation}：")
 
 
+#: The aliases are the other ways models write "final answer" in each language, longest first
+#: where one ends another (``Slutgiltigt svar`` before ``Svar``).
 LABELS: dict[str, Labels] = {
     "en": Labels("en", "Thought", "Action", "Observation", "Final Answer", "Task", ("Answer",)),
-    "tr": Labels("tr", "Düşünce", "Eylem", "Gözlem", "Cevap", "Görev", ("Yanıt",)),
-    "ar": Labels("ar", "الفكرة", "الإجراء", "الملاحظة", "الإجابة", "المهمة", ("الجواب",)),
-    "ja": Labels("ja", "考え", "行動", "観察", "答え", "タスク", ("最終回答",)),
-    "sv": Labels("sv", "Tanke", "Handling", "Observation", "Svar", "Uppgift", ("Slutsvar",)),
-}
+    "tr": Labels(
+        "tr", "Düşünce", "Eylem", "Gözlem", "Cevap", "Görev",
+        ("Nihai Cevap", "Son Cevap", "Nihai Yanıt", "Yanıt"),
+    ),
+    "ar": Labels(
+        "ar", "الفكرة", "الإجراء", "الملاحظة", "الإجابة", "المهمة",
+        ("الإجابة النهائية", "الجواب النهائي", "الجواب"),
+    ),
+    "ja": Labels(
+        "ja", "考え", "行動", "観察", "答え", "タスク", ("最終回答", "最終的な答え", "回答")
+    ),
+    "sv": Labels(
+        "sv", "Tanke", "Handling", "Observation", "Svar", "Uppgift",
+        ("Slutgiltigt svar", "Slutligt svar", "Slutsvar"),
+    ),
+}  # fmt: skip
 
 
 def get_labels(lang: str) -> Labels:
