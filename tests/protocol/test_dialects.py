@@ -193,16 +193,27 @@ def test_bracket_action_before_a_blob_wins_and_the_blob_is_cut() -> None:
 # -- Hermes / Qwen <tool_call> ---------------------------------------------------------------
 
 
+_TAGGED = [
+    (
+        '<tool_call>\n{"name": "calculator", "arguments": {"expression": "6*7"}}\n</tool_call>',
+        '\n<tool_call>{"name": "x", "arguments": {}}</tool_call>',
+        "hermes",
+    ),
+    ('<function=calculator>{"expression": "6*7"}</function>', "\n{observation}: made up", "llama"),
+]
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_tool_call_tag_L11_L2(lang: str) -> None:
+@pytest.mark.parametrize(("call", "after", "dialect"), _TAGGED, ids=["hermes", "llama"])
+def test_tagged_calls_L11_L2(lang: str, call: str, after: str, dialect: str) -> None:
     lab, _ = _lab(lang)
-    call = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "6*7"}}\n</tool_call>'
-    reply = f'{lab.thought}: t\n{call}\n<tool_call>{{"name": "x", "arguments": {{}}}}</tool_call>'
-    parsed = _action(reply, lab)
+    parsed = _action(
+        f"{lab.thought}: t\n{call}{after.replace('{observation}', lab.observation)}", lab
+    )
     assert (parsed.tool, parsed.arguments, parsed.dialect) == (
         "calculator",
         {"expression": "6*7"},
-        "hermes",
+        dialect,
     )
     assert (parsed.thought, parsed.text) == ("t", f"{lab.thought}: t\n{call}")
 
@@ -241,6 +252,45 @@ def test_bad_tool_call_is_a_failure_with_a_reason_L4(reply: str) -> None:
 def test_tool_call_inside_thinking_is_not_a_call_L10() -> None:
     reply = '<think><tool_call>{"name": "f", "arguments": {}}</tool_call></think>No call.'
     assert isinstance(parse_reply(reply, LABELS["en"]), ParseFailure)
+
+
+def test_json_blob_with_langchain_tool_and_tool_input_keys_L11() -> None:
+    en = LABELS["en"]
+    parsed = _action('Thought: t\n{"tool": "calculator", "tool_input": {"expression": "6*7"}}', en)
+    assert (parsed.tool, parsed.arguments, parsed.thought) == (
+        "calculator",
+        {"expression": "6*7"},
+        "t",
+    )
+    final = parse_reply('{"tool": "Final Answer", "tool_input": "42"}', en)
+    assert isinstance(final, FinalAnswer) and final.answer == "42"
+    # "tool" alone is data, not a call (a typed answer may well have such a field)
+    assert isinstance(parse_reply('{"tool": "hammer", "count": 3}', en), ParseFailure)
+
+
+# -- Llama 3.1 <function=tool>{...}</function> --------------------------------------------------
+
+
+def test_function_tag_without_parameters_finish_and_order() -> None:
+    en = LABELS["en"]
+    assert _action("<function=now></function>", en).arguments == {}
+    final = parse_reply('<function=finish>{"answer": "Paris"}</function>', en)
+    assert isinstance(final, FinalAnswer) and final.answer == "Paris"
+    later_tag = '<tool_call>{"name": "lookup", "arguments": {"keyword": "b"}}</tool_call>'
+    first = _action(f'<function=search>{{"entity": "a"}}</function> {later_tag}', en)
+    assert first.tool == "search"  # whichever call comes first wins, across dialects
+    assert _action(f'{later_tag} <function=search>{{"entity": "a"}}</function>', en).tool == (
+        "lookup"
+    )
+
+
+@pytest.mark.parametrize(
+    "reply", ['<function=calc>{"expression": 6*7}</function>', "<function=calc>[1]</function>"]
+)
+def test_function_tag_with_a_bad_body_is_a_failure_with_a_reason_L4(reply: str) -> None:
+    parsed = parse_reply(reply, LABELS["en"])
+    assert isinstance(parsed, ParseFailure)
+    assert "<function=calc> must be a JSON object" in parsed.reason
 
 
 # -- JSON-object arguments in tao's own forms -------------------------------------------------

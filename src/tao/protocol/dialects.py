@@ -5,7 +5,11 @@ Besides tao's own ``Action: tool[argument]``, a reply may call a tool as
 * LangChain does: ``Action: tool`` then ``Action Input: argument`` (text or JSON);
 * a JSON blob ``{"action": ..., "action_input": ...}``, fenced or bare, where the
   action ``Final Answer`` (or ``finish``) ends the run;
-* Hermes/Qwen do: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
+* Hermes/Qwen do: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``;
+* Llama 3.1 does in its custom format: ``<function=tool>{...}</function>``.
+
+A JSON blob may also name its keys as LangChain's tool agents do, ``{"tool": ...,
+"tool_input": ...}``.
 
 Each reader here looks at one known position and returns the pieces of one call; the
 text parser decides which call comes first. A JSON object argument is kept decoded, so
@@ -27,6 +31,7 @@ __all__ = [
     "Call",
     "decode_object",
     "finish_names",
+    "function_tag",
     "json_blob",
     "json_text",
     "langchain_call",
@@ -49,7 +54,10 @@ _CLOSING_MARKS = re.compile(r"[*_]*+")
 _FENCE_OPEN = re.compile(r"```[ \t]*+(?:json[ \t]*+)?\n\s*+\Z", re.I)
 _FENCE_CLOSE = re.compile(r"\s*+```")
 _TAG_CLOSE = re.compile(r"\s*+</tool_call>", re.I)
-_BLOB_KEYS = ('"action"', '"action_input"', '"name"')
+_BLOB_KEYS = ('"action"', '"action_input"', '"name"', '"tool_input"')
+#: Llama 3.1's custom tool-call format opens with the tool's name in the tag.
+_FUNCTION_TAG = re.compile(r"<function=(?P<tool>[^\W\d][\w.\-]*+)>", re.I)
+_FUNCTION_CLOSE = re.compile(r"\s*+</function>", re.I)
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,8 @@ def _blob_call(value: JSONObject, start: int, end: int, text: str) -> Call | Non
         raw := value.get("arguments", value.get("parameters")), dict | str
     ):
         tool = name
+    elif isinstance(name := value.get("tool"), str) and "tool_input" in value:
+        raw, tool = value["tool_input"], name
     else:
         return None
     fence = _FENCE_OPEN.search(text, max(0, start - 24), start)
@@ -209,6 +219,31 @@ def tool_call_tag(scan: Scanner, limit: int) -> Call | str | None:
     close = _TAG_CLOSE.match(text, end)
     end = close.end() if close is not None else end
     return Call(at, end, name.strip(), json.dumps(arguments, ensure_ascii=False), arguments)
+
+
+def function_tag(scan: Scanner, limit: int) -> Call | str | None:
+    """The first ``<function=tool>{...}</function>`` (Llama 3.1) before ``limit``; its body is
+    a JSON object (nothing, for a tool without parameters); a string says what is wrong."""
+    found = _FUNCTION_TAG.search(scan.text, 0, limit)
+    if found is None:
+        return None
+    text = scan.text
+    space = _SPACE.match(text, found.end())
+    body = space.end() if space is not None else found.end()
+    arguments: JSONObject = {}
+    end = body
+    if not _FUNCTION_CLOSE.match(text, body):
+        try:
+            value, end = _DECODER.raw_decode(text, body)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            return f"the body of <function={found['tool']}> must be a JSON object of its arguments"
+        arguments = value
+    close = _FUNCTION_CLOSE.match(text, end)
+    end = close.end() if close is not None else end
+    argument = json.dumps(arguments, ensure_ascii=False)
+    return Call(found.start(), end, found["tool"], argument, arguments)
 
 
 @lru_cache(maxsize=16)

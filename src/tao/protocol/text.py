@@ -47,7 +47,7 @@ __all__ = [
 
 FINISH = "finish"
 #: Which way of writing a call the model used (tao's own is "react").
-Dialect = Literal["react", "langchain", "json", "hermes"]
+Dialect = Literal["react", "langchain", "json", "hermes", "llama"]
 #: Longer ``finish(...)`` arguments are taken as text, not parsed as Python.
 MAX_LITERAL_CHARS = 10_000
 
@@ -138,6 +138,11 @@ def _read(raw: str, labels: Labels) -> Parsed:
         found, limit = (tag.start, _from_call(scan, tag, "hermes")), tag.start
     elif isinstance(tag, str):  # a broken <tool_call>: no JSON inside it is read as a call
         problem, limit = tag, scan.low.find("<tool_call>")
+    function = dialects.function_tag(scan, limit)
+    if isinstance(function, Call):
+        found, limit = (function.start, _from_call(scan, function, "llama")), function.start
+    elif isinstance(function, str):  # as a broken <tool_call>
+        problem, limit = function, scan.low.find("<function=")
     blob = dialects.json_blob(scan, limit)
     if blob is not None and blob.start < limit:
         found = (blob.start, _from_call(scan, blob, "json"))
