@@ -1,4 +1,4 @@
-"""Seconds per question with the embedded model, saved-context cache off vs on (issue 16).
+"""Seconds per question with the embedded model, before and after issue 16's speed-ups.
 
     python bench/prefix_cache.py                                  # react, 5 dev questions
     python bench/prefix_cache.py --strategy react --concurrency 2 -n 4
@@ -8,10 +8,14 @@ Every mode answers the same first ``-n`` HotpotQA dev questions with the same st
 one after another in this process, on one loaded model whose context is emptied before
 each mode:
 
-- ``off``: llama-cpp-python's own reuse of the live context's common prefix (tao before
+- ``off``: llama-cpp-python's own reuse of the live context's common prefix, and
+  llama.cpp's grammar filter over the whole vocabulary for every token (tao before
   issue 16);
-- ``on``: plus tao's :class:`tao.models.kvstates.StateCache` (the default);
-- ``llama-ram``: plus ``llama_cpp.LlamaRAMCache`` through ``Llama.set_cache`` instead.
+- ``states``: plus tao's :class:`tao.models.kvstates.StateCache`;
+- ``on``: plus greedy decoding that asks the grammar about the chosen token only
+  (:mod:`tao.models.sampling`): both are the default;
+- ``llama-ram``: ``llama_cpp.LlamaRAMCache`` through ``Llama.set_cache`` instead of the
+  state cache, with the lazy grammar.
 
 ``prefilled`` is the prompt tokens llama.cpp really evaluated (summed over calls);
 ``same answers`` compares each mode's answers with the first mode's (greedy decoding,
@@ -77,7 +81,8 @@ def run_mode(
     loaded = model.loaded
     loaded.llama.reset()
     loaded.llama.set_cache(None)
-    loaded.states = StateCache() if mode == "on" else None
+    loaded.states = StateCache() if mode in ("states", "on") else None
+    loaded.lazy_grammar = mode not in ("off", "states")
     if mode == "llama-ram":
         from llama_cpp.llama_cache import LlamaRAMCache
 
@@ -118,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--samples", type=int, default=3, help="CoT-SC samples (default 3)")
     parser.add_argument("--max-steps", type=int, default=7)
-    parser.add_argument("--modes", default="off,on", help="comma list of off, on, llama-ram")
+    parser.add_argument(
+        "--modes", default="off,on", help="comma list of off, states, on, llama-ram"
+    )
     args = parser.parse_args(argv)
     prompts = DATA / "react_prompts"
     config = EvalConfig(

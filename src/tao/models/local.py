@@ -41,6 +41,7 @@ from tao.models.install import (
     verify_model,
 )
 from tao.models.kvstates import StateCache
+from tao.models.sampling import lazy_grammar
 
 if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -69,6 +70,9 @@ class LoadedLlama:
     on_token: Callable[[int], None] | None = None
     #: Saved contexts by token prefix; ``None`` turns the cache off (benchmarks).
     states: StateCache | None = field(default_factory=StateCache)
+    #: Greedy decoding under a grammar asks it about the chosen token only
+    #: (:mod:`tao.models.sampling`); ``False``: llama.cpp's full filter (benchmarks).
+    lazy_grammar: bool = True
     _formatter: Any = None
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int] | None:
@@ -170,6 +174,7 @@ def get_llama(
             raise ModelError(f"cannot load {resolved}: {error}") from error
         loaded = LoadedLlama(llama=llama, path=resolved, n_ctx=n_ctx, n_threads=threads)
         _count_prompt_evals(loaded)
+        lazy_grammar(llama, lambda: loaded.lazy_grammar)  # faster, the very same tokens
         _LOADED[resolved] = loaded
         return loaded
 
