@@ -144,3 +144,26 @@ def test_calculator_output_is_not_fenced(replay: Replay) -> None:
 )
 def test_ordinary_code_prose_and_logs_are_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+def test_detect_secrets_loads_with_the_first_candidate_not_with_tao_S5() -> None:
+    # detect-secrets (and the requests it imports) cost a third of `import tao`: its
+    # plugins load when a text first holds a needle, and redact as before from then on
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tao import Agent, tool\n"
+        "from tao.redact import redact\n"
+        "assert 'detect_secrets' not in sys.modules\n"
+        "assert redact('Paris is the capital of France.') == 'Paris is the capital of France.'\n"
+        "assert 'detect_secrets' not in sys.modules\n"
+        "print(redact('aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"'))\n"
+        "assert 'detect_secrets' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == 'aws_secret_access_key = "[REDACTED]"'

@@ -26,48 +26,54 @@ redaction runs on every observation.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from urllib.parse import SplitResult, urlsplit, urlunsplit
-
-from detect_secrets.plugins import keyword
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from tao.secret_labels import REDACTED, Span, _labelled_at, _url_credentials_at
 
-#: A detector: needles (lower-case substrings, one of which must appear), whether it
-#: also needs a run of 20 token characters, and its expressions.
-Rule = tuple[tuple[str, ...], bool, tuple[re.Pattern[str], ...]]
+
+class Rule:
+    """A detector: needles (lower-case substrings, one of which must appear), whether it also
+    needs a run of 20 token characters, and its expressions: a detect-secrets plugin's
+    (``module.Class`` under ``detect_secrets.plugins``) and shapes it misses.
+
+    The plugins are imported when a text first holds one of a rule's needles, not with
+    tao: detect-secrets brings ``requests`` along, a third of ``import tao``'s time.
+    """
+
+    __slots__ = ("_extra", "_patterns", "_plugin", "long", "needles")
+
+    def __init__(self, needles: str, plugin: str | None, *extra: str, long: bool = False) -> None:
+        self.needles = tuple(needles.split())
+        self.long = long
+        self._plugin, self._extra = plugin, extra
+        self._patterns: tuple[re.Pattern[str], ...] | None = None
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        if self._patterns is None:  # built twice by two threads at worst: the same tuple
+            plugin = _plugin_patterns(self._plugin) if self._plugin is not None else ()
+            self._patterns = (*plugin, *(re.compile(x) for x in self._extra))
+        return self._patterns
 
 
-def _rule(
-    needles: str, plugin: type[RegexBasedDetector] | None, *extra: str, long: bool = False
-) -> Rule:
-    patterns = tuple(plugin().denylist) if plugin is not None else ()
-    return tuple(needles.split()), long, (*patterns, *(re.compile(x) for x in extra))
+def _plugin_patterns(plugin: str) -> tuple[re.Pattern[str], ...]:
+    if plugin == "keyword":  # its quotes-required set (see KEYWORD)
+        return tuple(_keyword_groups())
+    module, name = plugin.rsplit(".", 1)
+    detector = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
+    return tuple(detector().denylist)
+
+
+@cache
+def _keyword_groups() -> dict[re.Pattern[str], int]:
+    """detect-secrets' keyword expressions, each with the group that holds the value."""
+    from detect_secrets.plugins import keyword
+
+    return dict(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
 
 
 _JWT = r"eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]{4,}+\.?[A-Za-z0-9_\-+/=]*+"
@@ -86,55 +92,54 @@ _PEM = re.compile(
 #: strings (hashes, commit ids) and public IPs, which are not credentials and would blind
 #: the model, and Artifactory's retired API keys, whose short pattern fires on ordinary words.
 RULES: tuple[Rule, ...] = (
-    _rule("a3t abia acca akia asia aws", AWSKeyDetector),
-    _rule("accountkey=", AzureStorageKeyDetector),
-    _rule("://", BasicAuthDetector),
-    _rule("cloudant clou cl_ cl- clkey clpw clpass cltoken clapi", CloudantDetector),
-    _rule(".", DiscordBotTokenDetector, long=True),
-    _rule(
+    Rule("a3t abia acca akia asia aws", "aws.AWSKeyDetector"),
+    Rule("accountkey=", "azure_storage_key.AzureStorageKeyDetector"),
+    Rule("://", "basic_auth.BasicAuthDetector"),
+    Rule("cloudant clou cl_ cl- clkey clpw clpass cltoken clapi", "cloudant.CloudantDetector"),
+    Rule(".", "discord.DiscordBotTokenDetector", long=True),
+    Rule(
         "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
-        GitHubTokenDetector,
+        "github_token.GitHubTokenDetector",
         r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}",
     ),
-    _rule(
+    Rule(
         "glpat- gldt- glft- glsoat- glrt- gr1348941 glcbt- glimt- glptt- glagent- gloas-",
-        GitLabTokenDetector,
+        "gitlab_token.GitLabTokenDetector",
     ),
-    _rule("key pwd pass token", IbmCloudIamDetector, long=True),
-    _rule("secret", IbmCosHmacDetector, long=True),
-    _rule("eyj", JwtTokenDetector, _JWT),
-    _rule("-us", MailchimpDetector, long=True),
-    _rule("_authtoken npm_", NpmDetector, r"npm_[A-Za-z0-9]{36}"),
-    _rule("t3blbkfj sk-", OpenAIDetector, r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _rule("private putty", PrivateKeyDetector),
-    _rule("pypi-", PypiTokenDetector, r"pypi-[A-Za-z0-9_\-]{50,}"),
-    _rule("sg.", SendGridDetector, r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    _rule(
+    Rule("key pwd pass token", "ibm_cloud_iam.IbmCloudIamDetector", long=True),
+    Rule("secret", "ibm_cos_hmac.IbmCosHmacDetector", long=True),
+    Rule("eyj", "jwt.JwtTokenDetector", _JWT),
+    Rule("-us", "mailchimp.MailchimpDetector", long=True),
+    Rule("_authtoken npm_", "npm.NpmDetector", r"npm_[A-Za-z0-9]{36}"),
+    Rule(
+        "t3blbkfj sk-",
+        "openai.OpenAIDetector",
+        r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+    ),
+    Rule("private putty", "private_key.PrivateKeyDetector"),
+    Rule("pypi-", "pypi_token.PypiTokenDetector", r"pypi-[A-Za-z0-9_\-]{50,}"),
+    Rule("sg.", "sendgrid.SendGridDetector", r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    Rule(
         "xox hooks.slack",
-        SlackDetector,
+        "slack.SlackDetector",
         r"xox[abposre]-[A-Za-z0-9\-]{10,}",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
     ),
-    _rule("softlayer sl", SoftlayerDetector, long=True),
-    _rule("sq0csp-", SquareOAuthDetector),
-    _rule("k_live_ k_test_", StripeDetector, r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{10,}"),
-    _rule(":", TelegramBotTokenDetector, long=True),
-    _rule("ac sk", TwilioKeyDetector, long=True),
-    _rule("aiza ya29.", None, r"AIza[0-9A-Za-z_\-]{35}", r"ya29\.[0-9A-Za-z_\-]{20,}"),
-    _rule("hf_", None, r"hf_[A-Za-z0-9]{30,}"),
-    _rule("discord", None, r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+"),
-    _rule("bearer", None, r"(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{12,}=*"),
-    _rule("</", None, _XML),
+    Rule("softlayer sl", "softlayer.SoftlayerDetector", long=True),
+    Rule("sq0csp-", "square_oauth.SquareOAuthDetector"),
+    Rule("k_live_ k_test_", "stripe.StripeDetector", r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{10,}"),
+    Rule(":", "telegram_token.TelegramBotTokenDetector", long=True),
+    Rule("ac sk", "twilio.TwilioKeyDetector", long=True),
+    Rule("aiza ya29.", None, r"AIza[0-9A-Za-z_\-]{35}", r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    Rule("hf_", None, r"hf_[A-Za-z0-9]{30,}"),
+    Rule("discord", None, r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+"),
+    Rule("bearer", None, r"(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{12,}=*"),
+    Rule("</", None, _XML),
 )
 #: detect-secrets' keyword detector (its default, quotes-required set) and which group
 #: holds the value; unquoted config values are :func:`_labelled_at`'s job, since its
 #: config set reads ``def f(password: str, ...)`` as a secret. Run on short lines only.
-KEYWORD: Rule = (
-    ("key", "pass", "pwd", "secret", "contras"),
-    False,
-    tuple(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP),
-)
-_KEYWORD_GROUPS = dict(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+KEYWORD = Rule("key pass pwd secret contras", "keyword")
 #: Words that start a labelled secret (``DB_PASS=``, ``"apiKey":``), found in lower case.
 _LABEL_WORDS = (
     "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "dsn", "jwt", "cookie",
@@ -145,11 +150,11 @@ _LABEL_WORDS = (
 _WINDOW = 1_000
 _KEYWORD_LINE = 300
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{20}")
-_SHORT_RULES = (*(rule for rule in RULES if not rule[1]), KEYWORD)
-_LONG_RULES = tuple(rule for rule in RULES if rule[1])
+_SHORT_RULES = (*(rule for rule in RULES if not rule.long), KEYWORD)
+_LONG_RULES = tuple(rule for rule in RULES if rule.long)
 _BY_NEEDLE: dict[str, list[Rule]] = {}
 for _r in _SHORT_RULES:
-    for _n in _r[0]:
+    for _n in _r.needles:
         _BY_NEEDLE.setdefault(_n, []).append(_r)
 for _n in _LABEL_WORDS:
     _BY_NEEDLE.setdefault(_n, [])
@@ -284,20 +289,20 @@ def _lines(text: str, positions: Iterable[int]) -> Iterator[tuple[int, str]]:
 
 def _rule_spans(rule: Rule, line: str) -> Iterator[Span]:
     """Where one detector finds values in ``line`` (its needles checked on the line first)."""
-    needles, long, patterns = rule
     lowered = line.lower()
-    if not any(needle in lowered for needle in needles):
+    if not any(needle in lowered for needle in rule.needles):
         return
-    if long and not _LONG_RUN.search(line):
+    if rule.long and not _LONG_RUN.search(line):
         return
     if rule is KEYWORD:  # it needs a quoted value
         if len(line) <= _KEYWORD_LINE and ("'" in line or '"' in line or "`" in line):
-            for pattern in patterns:
+            groups = _keyword_groups()
+            for pattern in rule.patterns:
                 match = pattern.search(line)
-                if match and match.group(_KEYWORD_GROUPS[pattern]):
-                    yield match.span(_KEYWORD_GROUPS[pattern])
+                if match and match.group(groups[pattern]):
+                    yield match.span(groups[pattern])
         return
-    for pattern in patterns:
+    for pattern in rule.patterns:
         for match in pattern.finditer(line):
             yield _secret_group(match)
 
