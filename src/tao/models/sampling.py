@@ -74,9 +74,6 @@ class GreedyUnderGrammar:
         chosen: int = lib.llama_sampler_sample(self._constrained, ctx.ctx, idx)  # accepts it
         return chosen
 
-    def close(self) -> None:
-        """Nothing to do before the finalizer frees the samplers (``LlamaSampler``'s API)."""
-
 
 def _free(lib: Any, *samplers: object) -> None:
     for sampler in samplers:
