@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 
-from tao.eval.config import DEFAULT_SAMPLES, EVAL_RUN, EvalConfig
+from tao.eval.config import DEFAULT_PROMPT, DEFAULT_SAMPLES, EVAL_RUN, EvalConfig
 from tao.eval.data import Benchmark
 
 PAGES = [
@@ -90,6 +90,7 @@ class EvalData:
         *,
         benchmark: Benchmark = "hotpotqa",
         samples: int = DEFAULT_SAMPLES,
+        prompt: str = DEFAULT_PROMPT,
         **run: object,
     ) -> EvalConfig:
         """An eval of these files; ``run`` are the agents' settings (max_steps, base_url…)."""
@@ -99,6 +100,7 @@ class EvalData:
             prompts=str(self.prompts),
             questions=str(self.questions if benchmark == "hotpotqa" else self.claims),
             samples=samples,
+            prompt=prompt,
             run=EVAL_RUN.replace(model=model, corpus=str(self.corpus), **run),
         )
 

@@ -123,7 +123,7 @@ def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
     (record,) = results.load().values()
     assert record.answer == "yes" and record.run_ids == ["0193abc"] and record.tokens == 120
     # Lines only gain fields: one written before costs were kept reads with an unknown cost.
-    assert json.loads(line) | {"cost_usd": None} == record.to_dict()
+    assert json.loads(line) | {"cost_usd": None, "forced": False} == record.to_dict()
 
 
 def test_a_mistyped_results_line_is_refused_with_its_field(tmp_path: Path) -> None:

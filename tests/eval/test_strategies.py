@@ -137,6 +137,44 @@ def test_react_out_of_steps_has_no_answer(eval_data: EvalData, replay: Replay) -
     assert record.status == "no_answer" and record.answer is None and record.fallback is None
 
 
+def test_an_answer_forced_by_the_step_budget_is_marked_and_scored_apart(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    """SPEC L5 / issue 16: the last step of the budget may only answer; the eval says which
+    answers came that way, and scores them with and without."""
+    from tao.eval.summary import summarize, summary_table
+
+    forced = ["Thought 1: a\nAction 1: Search[Ed Wood]", "Thought 2: b\nAction 2: Finish[1924]"]
+    free = ["Thought 1: a\nAction 1: Finish[Los Angeles]"]
+    records = run(eval_data, replay, "react", forced + free, limit=2, start=2, max_steps=2)
+    assert [(r.answer, r.em, r.forced) for r in records] == [
+        ("1924", 1.0, True),
+        ("Los Angeles", 1.0, False),
+    ]
+    stored = Store.open().get_run(records[0].run_ids[0])
+    assert stored.stop_reason == "answer forced by the step limit of 2"
+    summary = summarize(records, "hotpotqa", "react", "m")
+    assert (summary["em"], summary["forced"], summary["unforced"]) == (1.0, 1, 0.5)
+    assert "2 (1)" in _text(summary_table([summary]))
+    line = json.loads(Path(run_strategy_file(eval_data, "react")).read_text().splitlines()[0])
+    assert line["forced"] is True  # kept in the results file, so a resumed eval knows
+
+
+def run_strategy_file(eval_data: EvalData, strategy: str) -> str:
+    from tao.paths import tao_home
+
+    (path,) = (tao_home() / "evals").glob(f"hotpotqa-{strategy}-*.jsonl")
+    return str(path)
+
+
+def _text(table: object) -> str:
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(table)
+    return console.export_text()
+
+
 def test_react_cot_sc_falls_back_when_react_has_no_answer(
     eval_data: EvalData, replay: Replay
 ) -> None:

@@ -28,6 +28,7 @@ from tao.cli.usage import cli_error
 from tao.errors import TaoError
 from tao.eval.config import (
     ALL_ORDER,
+    DEFAULT_PROMPT,
     DEFAULT_SAMPLES,
     DEFAULT_SC_TEMPERATURE,
     DEFAULT_STEPS,
@@ -35,6 +36,7 @@ from tao.eval.config import (
     EvalConfig,
 )
 from tao.eval.data import Benchmark, Question
+from tao.eval.prompts import STYLES
 
 if TYPE_CHECKING:
     from tao.cli.eval_progress import BarProgress
@@ -92,6 +94,13 @@ _OPTIONS: list[Decorator] = [
         help="The paper's react_prompts/ folder (default: found beside --questions).",
     ),
     shown(
+        "--prompt",
+        click.Choice(list(STYLES)),
+        DEFAULT_PROMPT,
+        "Prompt style: paper is the paper's prompt exactly; shotsN fewer examples; "
+        "-reminder closes Act and ReAct with the format and when to finish.",
+    ),
+    shown(
         "--max-seconds",
         click.FloatRange(min=1),
         EVAL_RUN.max_seconds,
@@ -131,6 +140,7 @@ class _Options:
     sc_temperature: float
     no_grammar: bool
     prompts: Path | None
+    prompt: str
     max_seconds: float
     max_reply_tokens: int
     as_json: bool
@@ -214,6 +224,7 @@ def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], E
         questions=str(options.questions.expanduser().resolve()),
         samples=options.samples,
         sc_temperature=options.sc_temperature,
+        prompt=options.prompt,
         run=run,
     )
     return questions, config

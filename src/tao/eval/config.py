@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from tao.errors import ConfigError
 from tao.eval.data import Benchmark
-from tao.eval.prompts import PromptKind, PromptSet
+from tao.eval.prompts import STYLES, PromptKind, PromptSet
 from tao.jsontypes import JSONObject
 from tao.state import RunConfig
 
@@ -31,6 +31,8 @@ DEFAULT_SAMPLES = 21
 #: Bumped when the prompts or the reading of answers change: old results files are not resumed.
 EVAL_FORMAT = 3
 DEFAULT_SC_TEMPERATURE = 0.7
+#: The prompt style (:data:`tao.eval.prompts.STYLES`) of an eval that names none.
+DEFAULT_PROMPT = "paper"
 #: The run settings every eval agent starts from: the paper's text format, its observation
 #: format (no untrusted-data fences: a local corpus), and limits sized for a slow local model.
 EVAL_RUN = RunConfig(
@@ -65,6 +67,8 @@ class EvalConfig:
     """CoT-SC samples per question."""
     sc_temperature: float = DEFAULT_SC_TEMPERATURE
     """The sampling temperature of CoT-SC."""
+    prompt: str = DEFAULT_PROMPT
+    """The prompt style: how much of the paper's prompt is sent, and what is added."""
     run: RunConfig
     """The agents' settings, usually :data:`EVAL_RUN` with some replaced; ``run.model`` is
     the model spec and ``run.corpus`` the wiki corpus (both required)."""
@@ -74,6 +78,10 @@ class EvalConfig:
             raise ConfigError("an eval needs a model spec (run.model), e.g. 'local'")
         if not self.run.corpus:
             raise ConfigError("an eval needs the wiki corpus (run.corpus)")
+        if self.prompt not in STYLES:
+            raise ConfigError(
+                f"unknown prompt style {self.prompt!r}; choose one of {', '.join(STYLES)}"
+            )
 
     @property
     def model(self) -> str:
@@ -93,7 +101,7 @@ class EvalConfig:
             max_steps=self.run.max_steps if acting else 1,
             temperature=temperature,
             grammar=self.run.grammar and kind == "react",
-            system_prompt=prompts.system(kind),
+            system_prompt=prompts.system(kind, STYLES[self.prompt]),
             numbered=acting,
             task_label=prompts.task_label,
         )
@@ -101,10 +109,13 @@ class EvalConfig:
     def key(self) -> JSONObject:
         """What identifies the results (the file they resume from): not limits of the run.
 
-        The same keys and values as tao's first results files, so those still resume.
+        The same keys and values as tao's first results files, so those still resume: the
+        prompt style is a key only when it is not the paper's.
         """
         run = self.run
+        style: JSONObject = {} if self.prompt == "paper" else {"prompt": self.prompt}
         return {
+            **style,
             "benchmark": self.benchmark,
             "strategy": self.strategy,
             "model": run.model,

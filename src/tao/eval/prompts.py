@@ -6,13 +6,21 @@ HotpotQA uses the 6-shot sets of ``prompts_naive.json`` (``webthink_simple6``,
 examples carry their own instruction). The examples become the system prompt;
 the question is the first user turn, labelled ``Question:`` or ``Claim:``.
 
+A :class:`PromptStyle` cuts that prompt down for a small model: fewer of the
+examples, and a closing reminder of the format and of when to finish. ``paper`` is
+the paper's prompt exactly, for faithful reproduction; the default was picked by
+exact match per second on ``questions_dev.jsonl`` only (``bench/prompt_styles.py``,
+``docs/results.md``).
+
     prompts = load_prompts(Path("react_prompts"), "hotpotqa")
-    prompts.system("react")   # instruction + webthink_simple6
+    prompts.system("react")                  # instruction + webthink_simple6
+    prompts.system("react", STYLES["shots2-reminder"])
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -54,6 +62,59 @@ _ANSWER_FORMAT = {
 }
 
 
+#: The reminder closing an acting prompt, per benchmark and kind: the format the examples
+#: show, and the two habits a small model lacks (finish when it knows, do not repeat).
+_REMINDERS = {
+    ("hotpotqa", "react"): (
+        "Answer the next Question the same way: one 'Thought N:' line, then one 'Action N:' "
+        "line that is Search[entity], Lookup[keyword] or Finish[answer]. Finish as soon as "
+        "an observation gives the answer; never repeat an action."
+    ),
+    ("hotpotqa", "act"): (
+        "Answer the next Question the same way: one 'Action N:' line that is "
+        "Search[entity], Lookup[keyword] or Finish[answer]. Finish as soon as an "
+        "observation gives the answer; never repeat an action."
+    ),
+    ("fever", "react"): (
+        "Judge the next Claim the same way: one 'Thought N:' line, then one 'Action N:' "
+        "line that is Search[entity], Lookup[keyword] or Finish[SUPPORTS], "
+        "Finish[REFUTES] or Finish[NOT ENOUGH INFO]. Finish as soon as you can; never "
+        "repeat an action."
+    ),
+    ("fever", "act"): (
+        "Judge the next Claim the same way: one 'Action N:' line that is Search[entity], "
+        "Lookup[keyword] or Finish[SUPPORTS], Finish[REFUTES] or Finish[NOT ENOUGH INFO]. "
+        "Finish as soon as you can; never repeat an action."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """How much of the paper's prompt a strategy sends, and what is added to it."""
+
+    name: str
+    shots: int | None
+    """The first this many of the paper's examples; ``None``: all of them."""
+    reminder: bool
+    """Close Act and ReAct prompts with a one-line reminder of the format and of when to
+    finish (:data:`_REMINDERS`). Standard and CoT always close with their answer line."""
+
+
+#: Every style ``--prompt`` accepts; ``paper`` is the paper's prompt, unchanged.
+STYLES = {
+    style.name: style
+    for style in (
+        PromptStyle("paper", None, reminder=False),
+        PromptStyle("paper-reminder", None, reminder=True),
+        PromptStyle("shots3", 3, reminder=False),
+        PromptStyle("shots2-reminder", 2, reminder=True),
+        PromptStyle("shots1-reminder", 1, reminder=True),
+    )
+}
+PAPER = STYLES["paper"]
+
+
 class PromptsError(ConfigError):
     """The paper's prompt folder is missing, or a file in it is malformed."""
 
@@ -67,24 +128,36 @@ class PromptSet:
     instruction: str
     task_label: str
 
-    def system(self, kind: PromptKind) -> str:
+    def system(self, kind: PromptKind, style: PromptStyle = PAPER) -> str:
         """The system prompt of a strategy: (instruction +) the paper's examples.
 
         Standard and CoT end with one line saying to answer like the examples: the
         paper prompted a completion model, which writes the ``Answer:`` label itself,
         where a chat model would just reply with the bare answer.
         """
-        examples = self.examples[kind].strip("\n")
+        examples = self.shots(kind, style.shots)
         if kind in _ANSWER_FORMAT:
             return f"{examples}\n\n{_ANSWER_FORMAT[kind].format(label=self.task_label)}"
+        reminder = f"\n\n{_REMINDERS[self.benchmark, kind]}" if style.reminder else ""
         if self.benchmark != "hotpotqa":
-            return examples
+            return examples + reminder
         instruction = self.instruction.strip()
         if kind == "act":  # the same instruction, without the thoughts Act does not write
             instruction = instruction.replace(
                 _THOUGHT_CLAUSE, "interleaving Action, Observation steps. Action"
             )
-        return f"{instruction}\n{examples}"
+        return f"{instruction}\n{examples}{reminder}"
+
+    def shots(self, kind: PromptKind, count: int | None) -> str:
+        """The paper's examples of ``kind``, only the first ``count`` of them if given;
+        what comes before the first (FEVER's instruction) is kept."""
+        text = self.examples[kind].strip("\n")
+        if count is None:
+            return text
+        starts = [m.start() for m in re.finditer(rf"(?m)^{self.task_label}:", text)]
+        if len(starts) <= count:
+            return text
+        return text[: starts[count]].rstrip("\n")
 
 
 def find_prompts_dir(*near: Path) -> Path:

@@ -10,7 +10,9 @@
 ``status`` is ``finished`` (an answer), ``no_answer`` (budget spent, no answer) or
 ``error`` (a model call failed; ``error`` says why). ``fallback`` names the
 strategy a combination fell back to (``cot-sc`` or ``react``); ``votes`` and
-``samples`` are CoT-SC's majority count and sample count.
+``samples`` are CoT-SC's majority count and sample count. ``forced``: the answer
+came from a step that could only answer, the step budget being spent (SPEC L5),
+so scores can be reported with and without such answers.
 
 The line format only ever gains fields (``cost_usd``, ``null`` when unknown), so any
 results file resumes;
@@ -61,6 +63,8 @@ class QuestionRecord:
     cost_usd: float | None = None
     """US dollars over the question's runs; ``None``: unknown (a model with no price, or a
     results line written before costs were kept)."""
+    forced: bool = False
+    """The answer was forced: the run's last step could only answer (its budget spent)."""
 
     def to_dict(self) -> JSONObject:
         return cast(JSONObject, asdict(self))
@@ -94,6 +98,7 @@ class QuestionRecord:
             run_ids=read.texts("run_ids"),
             error=read.optional_text("error"),
             cost_usd=read.optional_number("cost_usd"),
+            forced=read.flag("forced"),
         )
 
     def comparable(self) -> JSONObject:
@@ -149,6 +154,12 @@ class _Fields:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"{name} must be a list of strings, not {value!r}")
         return [str(item) for item in value]
+
+    def flag(self, name: str) -> bool:
+        value = self.data.get(name, False)
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, not {value!r}")
+        return value
 
     def status(self) -> RecordStatus:
         value = self.data.get("status", "finished")

@@ -246,6 +246,7 @@ def _merged(
         f1=answer_from.f1,
         status=answer_from.status,
         error=answer_from.error,
+        forced=answer_from.forced,
         run_ids=[*first.run_ids, *then.run_ids],
     )
     for name in _COSTS:

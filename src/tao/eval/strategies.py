@@ -132,6 +132,8 @@ class _QuestionRun:
         self.store = store
         self._question = question
         self._runs: list[tuple[RunResult, RunConfig]] = []
+        #: Whether the answer returned last came from a forced step (see ``_once``).
+        self._forced = False
 
     def answer(self) -> Outcome:
         started = time.monotonic()
@@ -197,6 +199,7 @@ class _QuestionRun:
                 f"run {result.run_id} ended {result.status}: the question is not recorded"
             )
         self._runs.append((result, agent.config))
+        self._forced = result.status is Status.FINISHED and any(s.forced for s in result.steps)
         if result.status is Status.FINISHED:
             return clean_answer(result.answer)
         if kind == "standard" and result.steps and result.steps[-1].kind is StepKind.PARSE_ERROR:
@@ -240,6 +243,7 @@ class _QuestionRun:
             run_ids=[run.run_id for run in results],
             error=error,
             cost_usd=total_cost(u.cost_usd for u in usage),
+            forced=self._forced and answer is not None,
         )
         record.tokens = record.input_tokens + record.output_tokens
         return record

@@ -4,12 +4,14 @@ The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
 
     {"benchmark": "hotpotqa", "strategy": "react", "model": "local", "n": 10,
      "em": 0.3, "f1": 0.41, "em_ci": [0.0, 0.6], "f1_ci": [0.1, 0.7], "paper": 0.274,
-     "answered": 9, "no_answer": 1, "errors": 0,
+     "answered": 9, "forced": 2, "unforced": 0.2, "no_answer": 1, "errors": 0,
      "parse_failures": 2, "fallbacks": 0, "avg_steps": 4.1, "avg_model_calls": 4.1,
      "avg_tokens": 15200.0, "seconds_per_question": 38.5, "cost_usd": 0.0,
      "results_file": "..."}
 
-``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown).
+``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown). ``forced``
+counts answers given by a step that could only answer (the step budget spent, SPEC L5);
+``unforced`` is the headline score (EM, or FEVER accuracy) with those counted as wrong.
 
 FEVER has ``accuracy`` (and ``accuracy_ci``) instead of ``em`` and ``f1``. The ``_ci``
 fields are seeded bootstrap 95% intervals (:func:`tao.eval.metrics.bootstrap_ci`).
@@ -51,6 +53,10 @@ class StrategySummary(Scores):
     n: int
     paper: float | None
     answered: int
+    forced: int
+    """Answers given by a step that could only answer (its step budget spent)."""
+    unforced: float
+    """The headline score (EM, FEVER accuracy) counting forced answers as wrong."""
     no_answer: int
     errors: int
     parse_failures: int
@@ -184,6 +190,8 @@ def summarize(
         **_scores(records, benchmark),
         "paper": None if paper is None else round(paper / 100, 4),
         "answered": sum(1 for r in records if r.answer is not None),
+        "forced": sum(1 for r in records if r.forced),
+        "unforced": round(_mean([0.0 if r.forced else r.em for r in records]), 4),
         "no_answer": sum(1 for r in records if r.status == "no_answer"),
         "errors": sum(1 for r in records if r.status == "error"),
         "parse_failures": sum(r.parse_failures for r in records),
@@ -245,7 +253,8 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
     table = Table(
         title=(
             f"{benchmark} · {summaries[0]['model']} · n={_span([s['n'] for s in summaries])} "
-            f"(paper: {PAPER_MODEL}; ans = answered, parse = parse errors, fallb = fallbacks)"
+            f"(paper: {PAPER_MODEL}; ans = answered (of them forced by the step budget), "
+            "w/o = the score without forced answers, parse = parse errors, fallb = fallbacks)"
         ),
         title_justify="left",
         box=box.SIMPLE_HEAD,
@@ -263,7 +272,7 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
         table.add_column("F1%", justify="right", no_wrap=True)
         table.add_column("95% CI", justify="right", no_wrap=True)
     table.add_column("paper", justify="right", style="dim", no_wrap=True)
-    for name in ("ans", "parse", "fallb", "steps", "tok/q", "s/q", "cost"):
+    for name in ("ans", "w/o", "parse", "fallb", "steps", "tok/q", "s/q", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
         scores = (
@@ -275,7 +284,8 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
             s["strategy"],
             *scores,
             _pct(s["paper"]),
-            str(s["answered"]),
+            f"{s['answered']} ({s['forced']})" if s["forced"] else str(s["answered"]),
+            _pct(s["unforced"]),
             str(s["parse_failures"]),
             str(s["fallbacks"]),
             f"{s['avg_steps']:.1f}",
