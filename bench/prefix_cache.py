@@ -3,6 +3,7 @@
     python bench/prefix_cache.py                                  # react, 5 dev questions
     python bench/prefix_cache.py --strategy react --concurrency 2 -n 4
     python bench/prefix_cache.py --modes off,on,llama-ram -n 3    # + llama_cpp.LlamaRAMCache
+    python bench/prefix_cache.py --modes off:paper,on -n 10       # before issue 16 vs the default
 
 Every mode answers the same first ``-n`` HotpotQA dev questions with the same strategy,
 one after another in this process, on one loaded model whose context is emptied before
@@ -17,20 +18,26 @@ each mode:
 - ``llama-ram``: ``llama_cpp.LlamaRAMCache`` through ``Llama.set_cache`` instead of the
   state cache, with the lazy grammar.
 
+A mode may name a prompt style after a colon (``off:paper``); without one it uses the
+eval's default style (:data:`tao.eval.config.DEFAULT_PROMPT`), so ``off:paper,on`` is tao
+before issue 16 against tao now.
+
 ``prefilled`` is the prompt tokens llama.cpp really evaluated (summed over calls);
 ``same answers`` compares each mode's answers with the first mode's (greedy decoding,
-so they should match). Timings depend on the machine's load: run the modes back to back.
+so they match when only the cache differs; another prompt style answers otherwise) and
+``EM`` scores them. Timings depend on the machine's load: run the modes back to back.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tao.eval.config import EVAL_RUN, EvalConfig
+from tao.eval.config import DEFAULT_PROMPT, EVAL_RUN, EvalConfig
 from tao.eval.data import load_questions
 from tao.eval.executors import local_outcomes
 from tao.models.base import ModelReply, ModelRequest, OnText
@@ -76,8 +83,10 @@ class Counting:
 
 
 def run_mode(
-    mode: str, model: LocalModel, config: EvalConfig, n: int, concurrency: int
+    spec: str, model: LocalModel, config: EvalConfig, n: int, concurrency: int
 ) -> ModeResult:
+    mode, _, style = spec.partition(":")
+    config = dataclasses.replace(config, prompt=style or DEFAULT_PROMPT)
     loaded = model.loaded
     loaded.llama.reset()
     loaded.llama.set_cache(None)
@@ -101,11 +110,11 @@ def run_mode(
     for outcome in outcomes:
         records.append(outcome.record)
         done = time.monotonic() - started
-        print(f"# {mode}: {len(records)} questions done at {done:.0f} s", file=sys.stderr)
+        print(f"# {spec}: {len(records)} questions done at {done:.0f} s", file=sys.stderr)
     seconds = time.monotonic() - started
     records.sort(key=lambda r: r.index)
     return ModeResult(
-        mode=mode,
+        mode=f"{mode}:{config.prompt}",
         seconds=seconds,
         questions=len(records),
         calls=counting.calls,
@@ -124,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=3, help="CoT-SC samples (default 3)")
     parser.add_argument("--max-steps", type=int, default=7)
     parser.add_argument(
-        "--modes", default="off,on", help="comma list of off, states, on, llama-ram"
+        "--modes",
+        default="off,on",
+        help="comma list of off, states, on, llama-ram, each with an optional :STYLE",
     )
     args = parser.parse_args(argv)
     prompts = DATA / "react_prompts"

@@ -99,8 +99,10 @@ def test_the_papers_own_prompts_cut_at_example_boundaries() -> None:
 
 
 def test_a_style_is_part_of_the_results_key_unless_it_is_the_papers(eval_data: EvalData) -> None:
-    paper = eval_data.config("react")
+    paper = eval_data.config("react", prompt="paper")
     assert "prompt" not in paper.key()  # results written before styles existed still resume
+    default = eval_data.config("react")  # the default, measured on dev questions: 3 examples
+    assert default.prompt == "shots3" and default.key() == paper.key() | {"prompt": "shots3"}
     styled = EvalConfig(**{**paper.__dict__, "prompt": "shots2-reminder"})
     assert styled.key() == paper.key() | {"prompt": "shots2-reminder"}
     assert settings_digest(styled.key()) != settings_digest(paper.key())

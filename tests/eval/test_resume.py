@@ -107,6 +107,7 @@ def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
         strategy="react",
         prompts="/data/react_prompts",
         questions="/data/q.jsonl",
+        prompt="paper",  # what every eval sent before prompt styles (issue 16)
         run=run,
     )
     assert settings_digest(config.key()) == "afb9c709f82135de"  # as today's main names it
