@@ -10,11 +10,11 @@ by question (question 1 in every style, then question 2, ...), so a change in th
 machine's load falls on all of them alike. Nothing here ever reads a held-out file: the
 default style is picked on ``questions_dev.jsonl`` alone.
 
-``EM/s`` is exact matches per second of model time, the figure the default is chosen by
-(correct answers for the time spent); ``w/o forced`` is EM counting answers forced by the
-step budget as wrong; ``ans`` counts answers (forced ones in brackets). The 95% intervals
-are the eval's seeded bootstrap: with a few dozen questions they are wide, and the table
-says when two styles cannot be told apart.
+``EM/ks`` is exact matches per thousand seconds of model time, the figure the default is
+chosen by (correct answers for the time spent); ``w/o forced`` is EM counting answers
+forced by the step budget or by repeated calls as wrong; ``ans`` counts answers (forced
+ones in brackets). The 95% intervals are the eval's seeded bootstrap: with a few dozen
+questions they are wide, and the table says when two styles cannot be told apart.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@
 ``error`` (a model call failed; ``error`` says why). ``fallback`` names the
 strategy a combination fell back to (``cot-sc`` or ``react``); ``votes`` and
 ``samples`` are CoT-SC's majority count and sample count. ``forced``: the answer
-came from a step that could only answer, the step budget being spent (SPEC L5),
+came from a step that could only answer: the step budget was spent (SPEC L5), or the
+model kept repeating a call,
 so scores can be reported with and without such answers.
 
 The line format only ever gains fields (``cost_usd``, ``null`` when unknown), so any
@@ -64,7 +65,8 @@ class QuestionRecord:
     """US dollars over the question's runs; ``None``: unknown (a model with no price, or a
     results line written before costs were kept)."""
     forced: bool = False
-    """The answer was forced: the run's last step could only answer (its budget spent)."""
+    """The answer was forced: the run's last step could only answer (its step budget spent,
+    or the model repeating a call)."""
 
     def to_dict(self) -> JSONObject:
         return cast(JSONObject, asdict(self))

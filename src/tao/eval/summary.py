@@ -10,7 +10,8 @@ The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
      "results_file": "..."}
 
 ``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown). ``forced``
-counts answers given by a step that could only answer (the step budget spent, SPEC L5);
+counts answers given by a step that could only answer (the step budget spent, SPEC L5,
+or the model repeating a call);
 ``unforced`` is the headline score (EM, or FEVER accuracy) with those counted as wrong.
 
 FEVER has ``accuracy`` (and ``accuracy_ci``) instead of ``em`` and ``f1``. The ``_ci``
@@ -54,7 +55,7 @@ class StrategySummary(Scores):
     paper: float | None
     answered: int
     forced: int
-    """Answers given by a step that could only answer (its step budget spent)."""
+    """Answers given by a step that could only answer (step budget spent, or repeats)."""
     unforced: float
     """The headline score (EM, FEVER accuracy) counting forced answers as wrong."""
     no_answer: int
@@ -253,7 +254,7 @@ def summary_table(summaries: Sequence[StrategySummary]) -> Table:
     table = Table(
         title=(
             f"{benchmark} · {summaries[0]['model']} · n={_span([s['n'] for s in summaries])} "
-            f"(paper: {PAPER_MODEL}; ans = answered (of them forced by the step budget), "
+            f"(paper: {PAPER_MODEL}; ans = answered (of them forced: budget spent or repeats), "
             "w/o = the score without forced answers, parse = parse errors, fallb = fallbacks)"
         ),
         title_justify="left",
