@@ -30,6 +30,9 @@ DEFAULT_STEPS: dict[str, int] = {"hotpotqa": 7, "fever": 5}
 DEFAULT_SAMPLES = 21
 #: Bumped when the prompts or the reading of answers change: old results files are not resumed.
 EVAL_FORMAT = 3
+#: The same, for one strategy whose reading alone changed, so only its old files stop
+#: resuming. CoT 2: a reply without a readable answer is asked again under the grammar.
+STRATEGY_FORMAT: dict[str, int] = {"cot": 2}
 DEFAULT_SC_TEMPERATURE = 0.7
 #: The prompt style (:data:`tao.eval.prompts.STYLES`) of an eval that names none: the
 #: paper's first three examples. Picked by exact matches per second of ReAct on the first
@@ -114,12 +117,15 @@ class EvalConfig:
         """What identifies the results (the file they resume from): not limits of the run.
 
         The same keys and values as tao's first results files, so those still resume: the
-        prompt style is a key only when it is not the paper's.
+        prompt style is a key only when it is not the paper's, a strategy's own format only
+        once it has one (:data:`STRATEGY_FORMAT`).
         """
         run = self.run
-        style: JSONObject = {} if self.prompt == "paper" else {"prompt": self.prompt}
+        since: JSONObject = {} if self.prompt == "paper" else {"prompt": self.prompt}
+        if self.strategy in STRATEGY_FORMAT:
+            since["strategy_format"] = STRATEGY_FORMAT[self.strategy]
         return {
-            **style,
+            **since,
             "benchmark": self.benchmark,
             "strategy": self.strategy,
             "model": run.model,

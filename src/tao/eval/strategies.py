@@ -1,10 +1,12 @@
 """The paper's strategies (SPEC P1, P2), each answering one question with :class:`tao.Agent`.
 
 - ``standard``: the few-shot ``Question → Answer`` prompt, one reply.
-- ``cot``: reasoning only (``Thought: … Answer: …``), one reply.
-- ``cot-sc``: ``samples`` CoT replies at ``sc_temperature``, majority vote; on a backend
-  with grammars, a sample that ends without a readable answer is asked once more with
-  the reply constrained to a thought line and an answer line, so its vote is not lost.
+- ``cot``: reasoning only (``Thought: … Answer: …``), one reply; on a backend with
+  grammars, a reply without a readable answer (the embedded model often writes
+  ``Answer:`` at the end of its thought line) is asked once more with the reply
+  constrained to a thought line and an answer line, so the answer is not lost.
+- ``cot-sc``: ``samples`` CoT replies at ``sc_temperature``, majority vote; each sample
+  asked again the same way, so its vote is not lost.
 - ``act``: actions only (``Action N: Search[...]``) over the wiki tools.
 - ``react``: thoughts and actions (the paper's numbered format) over the wiki tools.
 - ``react-cot-sc``: ReAct; CoT-SC when ReAct has no answer within its steps.
@@ -140,7 +142,9 @@ class _QuestionRun:
         strategy, samples = self.config.strategy, self.config.samples
         fallback: str | None = None
         votes: int | None = None
-        if strategy in _SINGLE:
+        if strategy == "cot":
+            answer = self._cot(temperature=0.0)
+        elif strategy in _SINGLE:
             answer = self._once(_SINGLE[strategy], temperature=0.0)
         elif strategy == "cot-sc":
             answer, votes = self._cot_sc()
@@ -166,17 +170,20 @@ class _QuestionRun:
     def _cot_sc(self) -> tuple[str | None, int]:
         """``samples`` CoT runs at the sampling temperature; the majority answer and its votes."""
         answers: list[str | None] = []
-        temperature = self.config.sc_temperature
-        constrain = self.config.run.grammar and self.model.supports_grammar
         for _ in range(self.config.samples):
-            answer = self._once("cot", temperature=temperature)
-            if answer is None and constrain and not self._errored():
-                answer = self._once("cot", temperature=temperature, constrained=True)
-            answers.append(answer)
+            answers.append(self._cot(temperature=self.config.sc_temperature))
             if self._errored():
                 break
         key = normalize_answer if self.config.benchmark == "hotpotqa" else _label
         return majority_vote(answers, key)
+
+    def _cot(self, *, temperature: float) -> str | None:
+        """One CoT reply's answer; one without any is asked again under the grammar."""
+        answer = self._once("cot", temperature=temperature)
+        constrain = self.config.run.grammar and self.model.supports_grammar
+        if answer is None and constrain and not self._errored():
+            answer = self._once("cot", temperature=temperature, constrained=True)
+        return answer
 
     def _once(
         self, kind: PromptKind, *, temperature: float, constrained: bool = False
