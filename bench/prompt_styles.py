@@ -27,10 +27,10 @@ from typing import TextIO
 
 from tao.eval.config import DEFAULT_STEPS, EVAL_RUN, EvalConfig
 from tao.eval.data import Benchmark, load_questions
-from tao.eval.metrics import bootstrap_ci
 from tao.eval.prompts import STYLES, load_prompts
 from tao.eval.record import QuestionRecord
 from tao.eval.strategies import answer_question
+from tao.eval.summary import score, summarize
 from tao.models.local import LocalModel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,21 +57,19 @@ def _config(benchmark: Benchmark, strategy: str, style: str) -> EvalConfig:
 
 
 def _row(style: str, records: list[QuestionRecord]) -> tuple[str, float, tuple[float, float]]:
-    n = len(records)
-    ems = [r.em for r in records]
-    seconds = sum(r.seconds for r in records)
-    low, high = bootstrap_ci(ems)
-    answered = sum(r.answer is not None for r in records)
-    forced = sum(r.forced for r in records)
-    unforced = sum(0.0 if r.forced else r.em for r in records)
+    """One style's table row (from the eval's own summary), its EM per second, its EM CI."""
+    first = records[0]
+    s = summarize(records, first.benchmark, first.strategy, first.model)
+    low, high = s.get("em_ci") or s.get("accuracy_ci") or [0.0, 0.0]
+    seconds = s["seconds_per_question"] * s["n"]
+    rate = score(s, first.benchmark) * s["n"] / max(seconds, 1e-9)
     line = (
-        f"| {style} | {100 * sum(ems) / n:.1f} | {100 * low:.0f}-{100 * high:.0f} "
-        f"| {100 * sum(r.f1 for r in records) / n:.1f} | {100 * unforced / n:.1f} "
-        f"| {answered} ({forced}) | {sum(r.steps for r in records) / n:.1f} "
-        f"| {sum(r.tokens for r in records) / n:,.0f} | {seconds / n:.1f} "
-        f"| {1000 * sum(ems) / max(seconds, 1e-9):.1f} |"
+        f"| {style} | {100 * score(s, first.benchmark):.1f} | {100 * low:.0f}-{100 * high:.0f} "
+        f"| {100 * s.get('f1', 0.0):.1f} | {100 * s['unforced']:.1f} "
+        f"| {s['answered']} ({s['forced']}) | {s['avg_steps']:.1f} "
+        f"| {s['avg_tokens']:,.0f} | {s['seconds_per_question']:.1f} | {1000 * rate:.1f} |"
     )
-    return line, sum(ems) / max(seconds, 1e-9), (low, high)
+    return line, rate, (low, high)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,9 +11,8 @@
 ``error`` (a model call failed; ``error`` says why). ``fallback`` names the
 strategy a combination fell back to (``cot-sc`` or ``react``); ``votes`` and
 ``samples`` are CoT-SC's majority count and sample count. ``forced``: the answer
-came from a step that could only answer: the step budget was spent (SPEC L5), or the
-model kept repeating a call,
-so scores can be reported with and without such answers.
+came from a step that could only answer (the step budget spent, SPEC L5, or the model
+repeating a call), so scores can be reported with and without such answers.
 
 The line format only ever gains fields (``cost_usd``, ``null`` when unknown), so any
 results file resumes;

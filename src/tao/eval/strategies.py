@@ -42,9 +42,9 @@ from tao.trace import RunObserver, RunResult, Status, StepKind
 if TYPE_CHECKING:
     from tao.store import Store
 
+#: The strategies that are one run of one prompt (CoT is one run, asked again if unreadable).
 _SINGLE: dict[str, PromptKind] = {
     "standard": "standard",
-    "cot": "cot",
     "act": "act",
     "react": "react",
 }
@@ -134,8 +134,6 @@ class _QuestionRun:
         self.store = store
         self._question = question
         self._runs: list[tuple[RunResult, RunConfig]] = []
-        #: Whether the answer returned last came from a forced step (see ``_once``).
-        self._forced = False
 
     def answer(self) -> Outcome:
         started = time.monotonic()
@@ -206,7 +204,6 @@ class _QuestionRun:
                 f"run {result.run_id} ended {result.status}: the question is not recorded"
             )
         self._runs.append((result, agent.config))
-        self._forced = result.status is Status.FINISHED and any(s.forced for s in result.steps)
         if result.status is Status.FINISHED:
             return clean_answer(result.answer)
         if kind == "standard" and result.steps and result.steps[-1].kind is StepKind.PARSE_ERROR:
@@ -250,10 +247,17 @@ class _QuestionRun:
             run_ids=[run.run_id for run in results],
             error=error,
             cost_usd=total_cost(u.cost_usd for u in usage),
-            forced=self._forced and answer is not None,
+            forced=answer is not None and _forced(results[-1]),
         )
         record.tokens = record.input_tokens + record.output_tokens
         return record
+
+
+def _forced(result: RunResult) -> bool:
+    """Whether the run's answer came from a step that could only answer. A question's last
+    run tells: it is the run the answer came from, or a CoT sample (one step, never forced)
+    when CoT-SC voted."""
+    return result.status is Status.FINISHED and any(step.forced for step in result.steps)
 
 
 def clean_answer(answer: str | None) -> str | None:

@@ -11,8 +11,8 @@ The ``--json`` shape of one strategy (scores are fractions, 0 to 1)::
 
 ``cost_usd`` is the money spent on all ``n`` questions (``null``: unknown). ``forced``
 counts answers given by a step that could only answer (the step budget spent, SPEC L5,
-or the model repeating a call);
-``unforced`` is the headline score (EM, or FEVER accuracy) with those counted as wrong.
+or the model repeating a call); ``unforced`` is the headline score (EM, or FEVER
+accuracy) with those counted as wrong.
 
 FEVER has ``accuracy`` (and ``accuracy_ci``) instead of ``em`` and ``f1``. The ``_ci``
 fields are seeded bootstrap 95% intervals (:func:`tao.eval.metrics.bootstrap_ci`).
