@@ -125,3 +125,58 @@ def test_the_last_step_of_the_budget_may_only_answer() -> None:
     assert (result.status, result.answer) == (Status.FINISHED, "395")
     assert model.offered == [["calculator", "finish"], ["finish"]]
     assert result.stop_reason == "answer forced by the step limit of 2"
+
+
+polls: list[str] = []
+
+
+@tool(volatile=True)
+def job_status(job: str) -> str:
+    """The status of a job, which changes while it runs (a poll)."""
+    polls.append(job)
+    return "done" if len(polls) >= 3 else "running"
+
+
+def test_a_volatile_repeat_runs_again_and_is_a_repeat_only_when_nothing_changed_L12(
+    replay: Replay,
+) -> None:
+    polls.clear()
+    script = replay(["Action: job_status[j]"] * 3 + ["Action: finish[done]"])
+    agent = Agent(f"replay:{script}", [job_status], record=False, max_repeats=1)
+    result = agent.run("wait for j")
+    assert polls == ["j", "j", "j"]  # every poll ran: a cached one could never see "done"
+    assert result.status is Status.FINISHED and result.answer == "done"
+    first, second, third, _ = result.steps
+    assert (first.observation, third.observation) == ("running", "done")
+    assert second.repeat_of == 1  # said what step 1 said: a repeat, and noted as one
+    assert "already called with these arguments in step 1" in (second.observation or "")
+    assert third.repeat_of is None  # said something new
+
+
+def test_a_volatile_tool_that_keeps_saying_the_same_is_still_bounded_L12(replay: Replay) -> None:
+    polls.clear()
+
+    @tool(volatile=True)
+    def stuck(job: str) -> str:
+        """Always running."""
+        polls.append(job)
+        return "running"
+
+    script = replay(["Action: stuck[j]"] * 10)
+    result = Agent(f"replay:{script}", [stuck], record=False, max_repeats=2).run("x")
+    assert result.status is Status.MAX_STEPS
+    assert result.stop_reason is not None and "repeat limit of 2" in result.stop_reason
+    assert len(polls) == 4  # each repeat ran, and the fourth call ended the run
+    assert [s.repeat_of for s in result.steps] == [None, 1, 1, 1]
+
+
+def test_a_resumed_run_counts_volatile_repeats_as_the_live_run_did(replay: Replay) -> None:
+    from tao.repeats import Repeats, call_key
+
+    polls.clear()
+    script = replay(["Action: job_status[j]"] * 3 + ["Action: finish[done]"])
+    result = Agent(f"replay:{script}", [job_status], record=False).run("wait")
+    rebuilt = Repeats.replay(2, result.steps, {"job_status": job_status})
+    assert rebuilt.count == 1
+    # compared with its latest result (not the note the repeat was answered with)
+    assert rebuilt.seen[call_key("job_status", {"job": "j"})].observation == "done"

@@ -227,8 +227,8 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     outcomes, ready = _prepare(calls, setup.tools)
     keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
-    for i in [i for i in earlier if ready[i].tool.read_only]:  # answered, not run again
-        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])
+    for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
+        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
     gated = {i: journal.pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
@@ -248,10 +248,8 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
         assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
         outcomes.update(zip(ready, done, strict=True))
-    for i, ran in runnable.items():
-        if i in ready or i in journaled:
-            run.repeats.remember(turn.index + i, ran.tool, keys[i], outcomes[i].observation)
-    run.repeats.count += len(earlier)
+    ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
+    run.repeats.note(turn.index, ran, keys, earlier, outcomes)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     extend(

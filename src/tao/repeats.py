@@ -6,6 +6,9 @@ canonical arguments earlier in the run, with no state-changing call between.
 
 - A read-only repeat is answered from the earlier result: running it again could
   not say anything new, and the observation tells the model so.
+- A repeat of a *volatile* tool (:attr:`tao.tools.base.Tool.volatile`: a pager, a poll)
+  runs again, since it may well say something new; it counts as a repeat only when it
+  says exactly what it said the time before.
 - A side-effecting repeat still goes through approval and runs (the world may have
   changed); it is marked all the same.
 - Past ``max_repeats`` repeats the run ends, as a budget does, and says why.
@@ -55,16 +58,44 @@ class Repeats:
             if step.kind is not StepKind.ACTION or tool is None or step.arguments is None:
                 continue
             repeats.count += step.repeat_of is not None
+            if step.repeat_of is not None and tool.volatile:
+                continue  # said what the call it repeats said (its observation is the note)
             key = call_key(tool.name, step.arguments)
             repeats.remember(step.index, tool, key, step.observation or "")
         return repeats
 
     def remember(self, index: int, tool: Tool, key: str, observation: str) -> None:
         """Note a call (by :func:`call_key`) that ran; one that may have changed the world
-        forgets the rest."""
+        forgets the rest. A volatile call that said something new starts a new run of
+        identical ones: its repeats are compared with this result."""
         if not tool.read_only:
             self.seen.clear()
-        self.seen.setdefault(key, Earlier(index, observation))
+        earlier = self.seen.get(key)
+        if earlier is None or (tool.volatile and earlier.observation != observation):
+            self.seen[key] = Earlier(index, observation)
+
+    def note(
+        self,
+        first: int,
+        ran: Mapping[int, Ready],
+        keys: Mapping[int, str],
+        earlier: dict[int, Earlier],
+        outcomes: dict[int, Outcome],
+    ) -> None:
+        """Count one reply's repeats (``earlier``: by position, from :attr:`seen`) and
+        remember the calls that ran. A volatile repeat that ran again and said something new
+        is no repeat: it leaves ``earlier``. One that said the same is answered as a repeat
+        in ``outcomes``. ``first`` is the step index of position 0."""
+        for i, ready in ran.items():
+            observation = outcomes[i].observation
+            if i in earlier and ready.tool.volatile:
+                same = outcomes[i].kind is StepKind.ACTION and observation == earlier[i].observation
+                if same:
+                    outcomes[i] = self.answer(ready, earlier[i])
+                else:
+                    del earlier[i]
+            self.remember(first + i, ready.tool, keys[i], observation)
+        self.count += len(earlier)
 
     def answer(self, ready: Ready, earlier: Earlier) -> Outcome:
         """A read-only repeat, answered from the earlier result without running it."""

@@ -95,7 +95,8 @@ def test_results_file_tolerates_only_a_torn_last_line(tmp_path: Path) -> None:
 
 
 def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
-    """The key (so the file name) and the line format are unchanged since tao's first evals."""
+    """The key (so the file name) and the line format are unchanged since tao's first evals,
+    for a strategy whose reading never changed (Standard; see ``STRATEGY_FORMAT``)."""
     from tao.eval.config import EVAL_RUN, EvalConfig
     from tao.eval.results import settings_digest
 
@@ -104,18 +105,18 @@ def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
     )
     config = EvalConfig(
         benchmark="hotpotqa",
-        strategy="react",
+        strategy="standard",
         prompts="/data/react_prompts",
         questions="/data/q.jsonl",
         prompt="paper",  # what every eval sent before prompt styles (issue 16)
         run=run,
     )
-    assert settings_digest(config.key()) == "afb9c709f82135de"  # as today's main names it
+    assert settings_digest(config.key()) == "561b1021dcca6a3b"  # as tao at 5266247 named it
     results = ResultsFile.for_settings(config.key(), tmp_path)
-    assert results.path.name == "hotpotqa-react-afb9c709f82135de.jsonl"
+    assert results.path.name == "hotpotqa-standard-561b1021dcca6a3b.jsonl"
     line = (
         '{"index": 0, "id": "q0", "question": "Q?", "gold": "yes", "answer": "yes", "em": 1.0, '
-        '"f1": 1.0, "strategy": "react", "benchmark": "hotpotqa", "model": "openai:oracle", '
+        '"f1": 1.0, "strategy": "standard", "benchmark": "hotpotqa", "model": "openai:oracle", '
         '"status": "finished", "steps": 3, "model_calls": 3, "tokens": 120, "input_tokens": 100, '
         '"output_tokens": 20, "seconds": 1.5, "parse_failures": 0, "fallback": null, '
         '"votes": null, "samples": null, "run_ids": ["0193abc"], "error": null}\n'

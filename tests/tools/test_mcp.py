@@ -43,7 +43,7 @@ if os.environ.get("PID_FILE"):
 print("test server starting; this line must not reach the terminal", file=sys.stderr)
 server = MCPServer("tao-test", log_level="ERROR")
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
@@ -126,6 +126,13 @@ def test_effects_come_from_annotations_and_unknown_means_approval(
     assert tools["add"].effects == ("read",) and tools["add"].read_only
     assert tools["send_note"].effects == ("sends",) and not tools["send_note"].read_only
     assert tools["delete_note"].effects == ("deletes",)
+
+
+def test_a_read_only_tool_of_the_open_world_is_volatile_L12(tools: dict[str, McpTool]) -> None:
+    """MCP's openWorldHint defaults to true: the world may answer anew, so a repeated call
+    runs again (``Tool.volatile``); a closed-world one is answered from its first call."""
+    assert tools["lookup"].volatile and tools["slow"].volatile
+    assert not tools["add"].volatile
 
 
 def test_bracket_call_and_json_forms_bind(tools: dict[str, McpTool]) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tao import Agent, Status
 from tao.errors import ToolError
 from tao.jsontypes import JSONObject
 from tao.tools.wiki import CorpusError, load_corpus, wiki_tools
@@ -172,3 +174,40 @@ def test_real_hotpotqa_corpus_search_and_lookup_T2() -> None:
     miss = search.invoke({"entity": "Ed Wood director"})
     assert miss.startswith("Could not find Ed Wood director. Similar: ['Ed Wood'")
     assert search.invoke({"entity": '"Q" Is for Quarry'}).startswith('"Q" Is for Quarry is')
+
+
+def test_a_repeated_lookup_in_a_run_gives_the_next_match_not_the_first_again_L12(
+    corpus: Path, replay: Callable[[list[str]], Path]
+) -> None:
+    script = replay(
+        ["Action: search[Ed Wood]"]
+        + ["Action: lookup[Wood]"] * 6
+        + ["Action: finish[Poughkeepsie]"]
+    )
+    agent = Agent(f"replay:{script}", wiki_tools(corpus), record=False, max_repeats=1)
+    result = agent.run("Where was Ed Wood born?")
+    seen = [s.observation or "" for s in result.steps[1:]]
+    assert seen[0].startswith("(Result 1 / 4) Edward Davis Wood Jr.")
+    assert seen[1] == "(Result 2 / 4) Wood made low-budget films."  # was: seen[0] again
+    assert seen[3] == "(Result 4 / 4) A second paragraph about Wood and his later films."
+    assert seen[4] == "No more results."
+    assert [s.repeat_of for s in result.steps[1:6]] == [None] * 5  # each said something new
+    assert result.steps[6].repeat_of == 6  # "No more results." again: nothing new, a repeat
+    assert "No more results." in seen[5] and "already called" in seen[5]
+    assert result.status is Status.FINISHED and result.answer == "Poughkeepsie"
+
+
+def test_a_repeated_search_really_runs_so_lookup_reads_the_page_the_model_was_shown(
+    corpus: Path, replay: Callable[[list[str]], Path]
+) -> None:
+    script = replay(
+        ["Action: search[Ed Wood]", "Action: lookup[film]", "Action: search[Scott Derrickson]",
+         "Action: search[Ed Wood]", "Action: lookup[film]", "Action: finish[x]"]
+    )  # fmt: skip
+    result = Agent(f"replay:{script}", wiki_tools(corpus), record=False).run("x")
+    first, again = result.steps[1].observation or "", result.steps[4].observation or ""
+    assert first == "(Result 1 / 4) Edward Davis Wood Jr. was an American filmmaker."
+    # search moved lookup back to Ed Wood's first match (a search answered from the first
+    # call would have left lookup on Scott Derrickson's page: "No more results.")
+    assert first in again and result.steps[4].repeat_of == 2  # the same again: a repeat
+    assert result.steps[3].repeat_of == 1

@@ -32,7 +32,15 @@ DEFAULT_SAMPLES = 21
 EVAL_FORMAT = 3
 #: The same, for one strategy whose reading alone changed, so only its old files stop
 #: resuming. CoT 2: a reply without a readable answer is asked again under the grammar.
-STRATEGY_FORMAT: dict[str, int] = {"cot": 2}
+#: Act, ReAct and their combinations 2: the wiki's tools are volatile (a repeated lookup
+#: gives the next match, no longer the first again as a repeat).
+STRATEGY_FORMAT: dict[str, int] = {
+    "cot": 2,
+    "act": 2,
+    "react": 2,
+    "react-cot-sc": 2,
+    "cot-sc-react": 2,
+}
 DEFAULT_SC_TEMPERATURE = 0.7
 #: The prompt style (:data:`tao.eval.prompts.STYLES`) of an eval that names none: the
 #: paper's first three examples. Picked by exact matches per second of ReAct on the first

@@ -78,6 +78,8 @@ class ToolOptions(TypedDict, total=False):
     max_chars: int
     keep: Keep
     trusted_output: bool
+    #: Two identical calls may return different results (a pager, a job's status, a clock).
+    volatile: bool
     preview: Preview | None
     #: Per-call time limit in seconds; ``None`` for none (a person answering, say).
     timeout_s: float | None
@@ -103,6 +105,11 @@ class Tool:
     #: Output computed by the tool itself (a calculator), not read from the world: it is
     #: not fenced as untrusted data (SPEC S4). Everything else is fenced.
     trusted_output: bool = False
+    #: Calling it again with the same arguments may return something new: a cursor (the
+    #: wiki's ``lookup`` gives the next match), a poll (a job's status), a clock. A repeat of
+    #: such a call is run again, and counts as a repeat (L12) only when it returns what it
+    #: returned the time before; any other read-only repeat is answered from the first call.
+    volatile: bool = False
     param_names: tuple[str, ...] = field(default=())
     #: What a call would do, for the person approving it (``write_file`` shows a diff).
     preview: Preview | None = None
@@ -332,6 +339,7 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
         keep=options.get("keep", "head"),
         param_names=names,
         trusted_output=options.get("trusted_output", False),
+        volatile=options.get("volatile", False),
         preview=options.get("preview"),
         timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
         path_params=path_params,

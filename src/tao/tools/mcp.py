@@ -43,7 +43,14 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 from tao.errors import ToolError
 from tao.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
-from tao.tools.mcp_tool import AnyArgs, McpTool, effects_of, result_text, safe_name
+from tao.tools.mcp_tool import (
+    AnyArgs,
+    McpTool,
+    effects_of,
+    result_text,
+    safe_name,
+    volatile_of,
+)
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -264,6 +271,7 @@ class McpServer:
             fn=run,
             params=AnyArgs,
             effects=effects_of(wire),
+            volatile=volatile_of(wire),
             param_names=_param_order(schema),
             input_schema=schema,
             remote_name=remote,

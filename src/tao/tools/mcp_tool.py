@@ -148,6 +148,13 @@ def effects_of(tool: WireTool) -> tuple[Effect, ...]:
     return ("sends",)
 
 
+def volatile_of(tool: WireTool) -> bool:
+    """Whether a repeated call may say something new: MCP's ``openWorldHint``, which
+    defaults to true (the tool reaches a world that changes on its own)."""
+    hints = tool.annotations
+    return hints is None or hints.open_world_hint is not False
+
+
 def result_text(result: CallToolResult) -> str:
     """Join the text content; other content becomes a short placeholder the model can read."""
     from mcp.types import EmbeddedResource, ImageContent, ResourceLink, TextContent

@@ -283,4 +283,6 @@ def wiki_tools(corpus: Path | str) -> list[Tool]:
         """
         return env.lookup(keyword)
 
-    return [make_tool(search), make_tool(lookup)]
+    # Both are volatile (Tool.volatile): a repeated lookup gives the next match, and a
+    # repeated search must really run, since it moves lookup back to its page's start.
+    return [make_tool(search, volatile=True), make_tool(lookup, volatile=True)]
