@@ -271,7 +271,9 @@ def test_sigkill_during_a_side_effect_puts_it_to_a_person_never_runs_it_twice_S3
     shown = tao_cli("runs", "show", run["run_id"], "--json").json()
     (call,) = shown["pending"]
     assert (call["tool"], call["arguments"], call["interrupted"]) == (
-        "send_invoice", {"customer": "ACME"}, True
+        "send_invoice",
+        {"customer": "ACME"},
+        True,
     )
     told = tao_cli("runs", "show", run["run_id"]).stdout
     assert "was running when the process stopped; it may have taken effect" in told

@@ -23,9 +23,7 @@ def _pair(kw_only: bool) -> tuple[type, type]:
         }
 
     fast = frozen(kw_only=kw_only)(type("Fast", (), body()))
-    slow = dataclasses.dataclass(frozen=True, slots=True, kw_only=kw_only)(
-        type("Slow", (), body())
-    )
+    slow = dataclasses.dataclass(frozen=True, slots=True, kw_only=kw_only)(type("Slow", (), body()))
     return fast, slow
 
 

@@ -105,6 +105,8 @@ def test_the_table_shows_what_each_strategy_cost(
     (group,) = json.loads(out.stdout.strip().splitlines()[-1])
     assert group["strategies"]["react"]["cost_usd"] == pytest.approx(0.0375)
     assert group["strategies"]["cot"]["cost_usd"] is None
+
+
 def test_report_gives_seeded_95_intervals_and_flags_a_small_sample(
     tmp_path: Path, tao_cli: Callable[..., CliResult]
 ) -> None:

@@ -256,6 +256,8 @@ def test_a_follow_up_run_reuses_the_parents_kv_cache_M5() -> None:
     assert render(messages=step.model_input).prompt.startswith(parent_prompt)
     assert step.evaluated_tokens is not None
     assert 0 < step.evaluated_tokens < step.input_tokens - last.input_tokens
+
+
 def test_interleaved_prompts_restore_their_saved_context_issue16() -> None:
     """Two conversations taking turns on the one model (eval workers, react-cot-sc, two
     server clients): each switch restores the other's saved context instead of prefilling it."""

@@ -109,7 +109,7 @@ def test_the_common_reply_takes_the_fast_path_in_every_language(code: str) -> No
         "Thought: note: careful\nAction: lookup[k]",  # a colon: maybe another label
         "**Thought:** x\nAction: lookup[k]",  # marks around a label
         "Thought: x\nAction: __init__[k]",  # the full reader skips leading marks
-        "Thought: x\nAction: lookup[{\"key\": \"k\"}]",  # JSON arguments
+        'Thought: x\nAction: lookup[{"key": "k"}]',  # JSON arguments
         "Thought: x\nAction: lookup[a[0]]",  # brackets inside
         "<think>Action: rm[x]</think>\nAction: lookup[k]",  # a thinking block
         "Thought: x\nAction: lookup[k]\nObservation: made up",  # more after the action
