@@ -180,3 +180,23 @@ def test_a_resumed_run_counts_volatile_repeats_as_the_live_run_did(replay: Repla
     assert rebuilt.count == 1
     # compared with its latest result (not the note the repeat was answered with)
     assert rebuilt.seen[call_key("job_status", {"job": "j"})].observation == "done"
+
+
+def test_a_volatile_call_failing_the_same_way_again_is_a_repeat_and_bounded_L12(
+    replay: Replay,
+) -> None:
+    from tao.errors import ToolError
+
+    @tool(volatile=True)
+    def next_page(cursor: str) -> str:
+        """The next page after a cursor."""
+        polls.append(cursor)
+        raise ToolError("no such cursor")
+
+    polls.clear()
+    script = replay(["Action: next_page[c9]"] * 10)
+    result = Agent(f"replay:{script}", [next_page], record=False, max_repeats=1).run("x")
+    assert result.status is Status.MAX_STEPS and len(polls) == 3
+    assert [s.repeat_of for s in result.steps] == [None, 1, 1]
+    assert "no such cursor" in (result.steps[1].observation or "")
+    assert "already called" in (result.steps[1].observation or "")

@@ -19,7 +19,7 @@ Pure bookkeeping for :mod:`tao.loop`: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tao.act import Outcome, Ready
 from tao.frozen import frozen
@@ -89,9 +89,8 @@ class Repeats:
         for i, ready in ran.items():
             observation = outcomes[i].observation
             if i in earlier and ready.tool.volatile:
-                same = outcomes[i].kind is StepKind.ACTION and observation == earlier[i].observation
-                if same:
-                    outcomes[i] = self.answer(ready, earlier[i])
+                if observation == earlier[i].observation:  # an error said again, too
+                    outcomes[i] = replace(outcomes[i], observation=_note(ready, earlier[i]))
                 else:
                     del earlier[i]
             self.remember(first + i, ready.tool, keys[i], observation)
@@ -101,9 +100,7 @@ class Repeats:
         """A read-only repeat, answered from the earlier result without running it."""
         return Outcome(
             StepKind.ACTION,
-            f"{ready.tool.name} was already called with these arguments in step "
-            f"{earlier.step}; repeating it gives nothing new. Its result was:\n"
-            f"{earlier.observation}\nUse it, or try something else.",
+            _note(ready, earlier),
             ready.tool.name,
             ready.arguments,
             source=None if ready.tool.trusted_output else ready.tool.name,
@@ -117,3 +114,12 @@ class Repeats:
             f"repeat limit of {self.limit} reached: the model kept calling the same tool "
             "with the same arguments"
         )
+
+
+def _note(ready: Ready, earlier: Earlier) -> str:
+    """The Observation of a repeat: the earlier result, and that repeating gives nothing new."""
+    return (
+        f"{ready.tool.name} was already called with these arguments in step "
+        f"{earlier.step}; repeating it gives nothing new. Its result was:\n"
+        f"{earlier.observation}\nUse it, or try something else."
+    )
