@@ -191,6 +191,60 @@ def test_react_cot_sc_falls_back_when_react_has_no_answer(
     assert record.steps == 5 and len(record.run_ids) == 4
 
 
+def test_react_cot_sc_falls_back_when_react_answer_was_forced(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    """The paper's ReAct backs off to CoT-SC when its steps run out; tao's last step may
+    only answer (SPEC L5), so that forced answer is not ReAct's own and CoT-SC decides."""
+    replies = [
+        "Thought 1: a\nAction 1: Search[Ed Wood]",
+        "Thought 2: b\nAction 2: Finish[1925]",  # step 2 of 2: forced
+        "Thought: He was born in 1924.\nAnswer: 1924",
+        "Thought: 1924.\nAnswer: 1924",
+        "Thought: Maybe 1925.\nAnswer: 1925",
+    ]
+    (record,) = run(eval_data, replay, "react-cot-sc", replies, start=2, max_steps=2, samples=3)
+    assert record.fallback == "cot-sc" and record.answer == "1924" and record.em == 1.0
+    assert record.forced is False and record.votes == 2 and len(record.run_ids) == 4
+
+
+def test_derived_react_cot_sc_backs_off_from_a_forced_answer_too(
+    eval_data: EvalData, replay: Replay
+) -> None:
+    """``--strategy all`` derives the combination from the ReAct and CoT-SC records; it must
+    back off where running ``--strategy react-cot-sc`` alone would."""
+    from tao.eval.runner import derive_combination
+
+    react = [
+        "Thought 1: a\nAction 1: Search[Ed Wood]",
+        "Thought 2: b\nAction 2: Finish[1925]",  # forced
+        "Thought 1: a\nAction 1: Finish[Los Angeles]",  # its own answer
+    ]
+    samples = ["Thought: t\nAnswer: 1924"] * 3 + ["Thought: t\nAnswer: Paris"] * 3
+    questions = load_questions("hotpotqa", eval_data.questions)[2:4]
+    runs = {}
+    for strategy, replies in (("react", react), ("cot-sc", samples)):
+        path = replay(replies)
+        config = eval_data.config(strategy, f"replay:{path}", max_steps=2, samples=3)
+        runs[strategy] = run_strategy(
+            config, questions, store=Store.open(), model=ReplayModel(path)
+        )
+    combined = derive_combination(
+        eval_data.config("react-cot-sc", "replay:x", max_steps=2, samples=3),
+        runs["react"],
+        runs["cot-sc"],
+        questions,
+    )
+    assert [(r.answer, r.fallback, r.forced) for r in combined.records] == [
+        ("1924", "cot-sc", False),
+        ("Los Angeles", None, False),
+    ]
+    assert combined.records[0].run_ids == [
+        *runs["react"].records[0].run_ids,
+        *runs["cot-sc"].records[0].run_ids,
+    ]
+
+
 def test_react_cot_sc_keeps_a_react_answer(eval_data: EvalData, replay: Replay) -> None:
     replies = ["Thought 1: a\nAction 1: Search[Ed Wood]", "Thought 2: b\nAction 2: Finish[1924]"]
     (record,) = run(eval_data, replay, "react-cot-sc", replies, start=2, samples=3)
@@ -323,11 +377,13 @@ def test_a_cot_reply_without_an_answer_is_asked_again_under_the_grammar(
 
 def test_only_results_whose_reading_changed_stop_resuming(eval_data: EvalData) -> None:
     """CoT's retry, and the wiki's volatile tools (Act, ReAct and the combinations built on
-    ReAct): their old files would mix two behaviours; Standard and CoT-SC still resume."""
+    ReAct), ReAct→CoT-SC backing off from forced answers: their old files would mix two
+    behaviours; Standard and CoT-SC still resume."""
     from tao.eval.config import STRATEGY_FORMAT
 
     assert eval_data.config("cot").key()["strategy_format"] == STRATEGY_FORMAT["cot"] == 2
-    for strategy in ("act", "react", "react-cot-sc", "cot-sc-react"):
+    for strategy in ("act", "react", "cot-sc-react"):
         assert eval_data.config(strategy).key()["strategy_format"] == 2
+    assert eval_data.config("react-cot-sc").key()["strategy_format"] == 3
     for strategy in ("standard", "cot-sc"):
         assert "strategy_format" not in eval_data.config(strategy).key()

@@ -33,12 +33,13 @@ EVAL_FORMAT = 3
 #: The same, for one strategy whose reading alone changed, so only its old files stop
 #: resuming. CoT 2: a reply without a readable answer is asked again under the grammar.
 #: Act, ReAct and their combinations 2: the wiki's tools are volatile (a repeated lookup
-#: gives the next match, no longer the first again as a repeat).
+#: gives the next match, no longer the first again as a repeat). ReAct→CoT-SC 3: a
+#: ReAct answer forced by the step budget backs off to CoT-SC, as in the paper.
 STRATEGY_FORMAT: dict[str, int] = {
     "cot": 2,
     "act": 2,
     "react": 2,
-    "react-cot-sc": 2,
+    "react-cot-sc": 3,
     "cot-sc-react": 2,
 }
 DEFAULT_SC_TEMPERATURE = 0.7

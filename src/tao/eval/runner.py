@@ -7,7 +7,8 @@
 
 ``run_all`` runs every strategy. Its two combinations are *derived* from the
 ReAct and CoT-SC results of the same eval, as in the paper: ReAct→CoT-SC takes
-CoT-SC's answer where ReAct had none, CoT-SC→ReAct takes ReAct's answer where
+CoT-SC's answer where ReAct had none of its own (no answer, or one forced when its
+steps ran out), CoT-SC→ReAct takes ReAct's answer where
 the majority had fewer than samples/2 votes. Nothing is run twice; the derived
 records are written to the combinations' own results files, so a later
 ``--strategy react-cot-sc`` with the same arguments resumes from them.
@@ -260,7 +261,8 @@ _COSTS = ("steps", "model_calls", "tokens", "input_tokens", "output_tokens", "pa
 
 
 def _react_then_cot_sc(react: QuestionRecord, sc: QuestionRecord) -> QuestionRecord:
-    if react.status != "no_answer":  # an answer (or a failed model call): no fallback
+    own_answer = react.status == "finished" and not react.forced
+    if own_answer or react.status == "error":  # a failed model call: no fallback either
         return replace(react)
     merged = _merged(react, sc, sc)
     merged.fallback, merged.votes, merged.samples = "cot-sc", sc.votes, sc.samples

@@ -9,7 +9,9 @@
   asked again the same way, so its vote is not lost.
 - ``act``: actions only (``Action N: Search[...]``) over the wiki tools.
 - ``react``: thoughts and actions (the paper's numbered format) over the wiki tools.
-- ``react-cot-sc``: ReAct; CoT-SC when ReAct has no answer within its steps.
+- ``react-cot-sc``: ReAct; CoT-SC when ReAct has no answer of its own within its steps
+  (none, or one forced by the step budget or by repeats: the paper's ReAct ends such a
+  trajectory with an empty ``finish[]``, which is what makes it back off).
 - ``cot-sc-react``: CoT-SC; ReAct when the majority answer has fewer than samples/2 votes.
 
 Every run of every strategy is an ordinary agent run, so it lands in the run log
@@ -148,7 +150,7 @@ class _QuestionRun:
             answer, votes = self._cot_sc()
         elif strategy == "react-cot-sc":
             answer = self._once("react", temperature=0.0)
-            if answer is None and not self._errored():
+            if (answer is None or _forced(self._runs[-1][0])) and not self._errored():
                 (answer, votes), fallback = self._cot_sc(), "cot-sc"
         elif strategy == "cot-sc-react":
             answer, votes = self._cot_sc()
