@@ -45,6 +45,21 @@ def test_report_writes_a_png_and_json(tmp_path: Path, tao_cli: Callable[..., Cli
     assert fever["strategies"]["react"]["accuracy"] == 1.0
 
 
+def test_report_writes_no_file_unless_asked(
+    tmp_path: Path, tao_cli: Callable[..., CliResult]
+) -> None:
+    """A summary is read, not made: without ``-o`` nothing lands in the working directory."""
+    folder, work = tmp_path / "evals", tmp_path / "work"
+    folder.mkdir()
+    work.mkdir()
+    _write(folder, "react", [1.0, 0.0])
+    result = tao_cli("eval", "report", str(folder), "--json", cwd=work)
+    assert result.returncode == 0, result.stderr
+    assert list(work.iterdir()) == [] and "chart:" not in result.stderr
+    (group,) = json.loads(result.stdout.strip().splitlines()[-1])
+    assert group["strategies"]["react"]["em"] == 0.5 and "react" in result.stderr
+
+
 def test_report_without_results_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="no results found"):
         load_results([tmp_path])

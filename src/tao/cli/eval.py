@@ -272,13 +272,12 @@ def _stop_ray() -> None:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("eval-report.png"),
-    show_default=True,
-    help="PNG bar chart of every strategy against the paper.",
+    default=None,
+    help="Also draw a PNG bar chart of every strategy against the paper (needs matplotlib).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON line.")
-def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
-    """Summarise results files (default: all of $TAO_HOME/evals) and chart them."""
+def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> None:
+    """Summarise results files (default: all of $TAO_HOME/evals); -o FILE charts them too."""
     from rich.console import Console
 
     from tao.eval.report import load_results, write_chart
@@ -292,12 +291,12 @@ def report(results: tuple[Path, ...], output: Path, as_json: bool) -> None:
             console.print(summary_table(list(summaries.values())))
             for warning in comparison_warnings(list(summaries.values())):
                 click.echo(f"warning: {warning}", err=True)
-        written = write_chart(groups, output)
+        if output is not None:
+            click.echo(f"chart: {write_chart(groups, output)}", err=True)
     except TaoError as error:
         raise cli_error(error) from None
     except OSError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(f"chart: {written}", err=True)
     if as_json:
         shape = [
             {
