@@ -111,8 +111,9 @@ def test_continuing_a_missing_run_is_a_usage_error_exit_2(tao_cli: Any, replay: 
     _first(tao_cli, replay(CONVERSATION[:2]))
     out = tao_cli("run", "--continue", "ffffffff", "and then?", "--json")
     assert out.returncode == 2
-    assert "Traceback" not in out.stderr and out.stdout == ""
+    assert "Traceback" not in out.stderr
     assert "--continue: no run with id 'ffffffff'" in out.stderr
+    assert out.json()["status"] == "error" and out.json()["run_id"] is None  # R2: one object
 
 
 def test_a_chain_of_follow_ups_goes_on_with_one_script(tao_cli: Any, replay: Replay) -> None:

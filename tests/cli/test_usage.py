@@ -99,6 +99,44 @@ def test_every_usage_error_exits_2_with_one_clear_line(
         assert out.stdout == "", case  # nothing half-done on stdout
 
 
+def test_json_prints_one_object_even_when_the_run_never_starts_R2(
+    tao_cli: Any, replay: Replay, tmp_path: Path
+) -> None:
+    """SPEC R2: ``--json`` always prints one JSON object, so ``tao run --json … | jq`` has
+    something to read when the command line is wrong too: click's own refusals
+    (``--max-steps 0``, no task) and tao's (a bad model spec, an unknown run id)."""
+    (tmp_path / "list.json").write_text("[1, 2]")
+    script = f"replay:{replay(['Action: finish[x]'])}"
+    cases = {
+        case: [a.replace("{replay}", script).replace("{tmp}", str(tmp_path)) for a in args]
+        + ["--json"]
+        for case, args in USAGE_MISTAKES.items()
+        if args[0] in ("run", "resume")
+    }
+    with ThreadPoolExecutor(8) as pool:
+        ran = pool.map(lambda args: tao_cli(*args, timeout=90), cases.values())
+        outs = dict(zip(cases, ran, strict=True))
+    for case, out in outs.items():
+        assert out.returncode == 2, (case, out.stderr)
+        assert len(out.stdout.splitlines()) == 1, (case, out.stdout)  # one object, only it
+        line = out.stdout.strip()
+        data = json.loads(line)
+        assert data["run_id"] is None and data["status"] == "error", case
+        assert data["error"] and data["error"] in out.stderr, case
+
+
+def test_json_object_when_the_run_log_is_damaged_before_resuming_R2(
+    tao_cli: Any, tao_home: Path
+) -> None:
+    tao_home.mkdir(parents=True, exist_ok=True)
+    (tao_home / "tao.db").write_bytes(b"not a database at all" * 100)
+    out = tao_cli("resume", "0123456789abcdef", "--json")
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "error" and "damaged" in data["error"]
+    assert (tao_home / "tao.db").read_bytes().startswith(b"not a database")  # left untouched
+
+
 def test_no_log_refusal_names_the_tools_and_the_way_out_S3(
     tao_cli: Any, replay: Replay, tmp_path: Path
 ) -> None:

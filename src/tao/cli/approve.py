@@ -12,7 +12,15 @@ import sys
 
 import click
 
-from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
+from tao.cli.ending import (
+    Latest,
+    RunCommand,
+    conclude,
+    failed,
+    interrupted,
+    not_started,
+    sigterm_interrupts,
+)
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
 
@@ -70,7 +78,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
         raise cli_error(error) from None
 
 
-@click.command("resume")
+@click.command("resume", cls=RunCommand)
 @click.argument("run_id")
 @click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
@@ -86,7 +94,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
         with loading("", quiet=as_json):
             agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
     except TaoError as error:  # nothing to resume: a plain one-line error
-        raise cli_error(error) from None
+        not_started(error, as_json)
     try:
         with sigterm_interrupts():
             if as_json:
@@ -95,7 +103,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
                 events = agent.stream_resume(run_id, observers=[latest, status])
                 result = show_live(agent, run_id, events=events, status=status)
     except ResumeError as error:
-        raise cli_error(error) from None
+        not_started(error, as_json)
     except TaoError as error:
         failed(error, latest, as_json)
     except KeyboardInterrupt:

@@ -2,8 +2,9 @@
 
 Every path out of ``tao run`` and ``tao resume`` goes through here, so the exit code
 always follows the status, ``--json`` always prints exactly one JSON object (also when
-the run log fails or the run is interrupted), and an interrupted run always says how
-to resume it. SIGTERM takes the same path as Ctrl-C.
+the run log fails, the run is interrupted, or it never starts because the command line
+is wrong), and an interrupted run always says how to resume it. SIGTERM takes the same
+path as Ctrl-C.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import signal
 import sys
 from collections.abc import Iterator
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
+from tao.cli.usage import cli_error
 from tao.errors import FatalError, TaoError
 from tao.jsontypes import JSONObject
 from tao.trace import RunResult, Status, Step
@@ -33,6 +35,42 @@ EXIT = {
     Status.INTERRUPTED: 130,
     Status.CANCELLED: 130,
 }
+
+
+class RunCommand(click.Command):
+    """A command that drives a run: its ``--json`` promises one JSON object on stdout, also
+    when click rejects the command line itself (``--max-steps 0``, a missing folder)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        as_json = "--json" in args
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as error:
+            if as_json:
+                _error_object(None, error.format_message())
+            raise
+
+
+def not_started(error: TaoError | click.ClickException, as_json: bool) -> NoReturn:
+    """The run never started (a wrong model spec, an unknown run id, a damaged run log):
+    the usual one-line error and exit code (2 for what was typed wrong, else 1), and with
+    ``--json`` still one object, ``{"run_id": null, "status": "error", "error": …}``."""
+    problem = cli_error(error) if isinstance(error, TaoError) else error
+    if as_json:
+        _error_object(None, problem.format_message())
+    raise problem
+
+
+def _error_object(run: RunResult | None, message: str) -> None:
+    data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
+    data.update(status="error", error=message)
+    click.echo(json.dumps(data, ensure_ascii=False))
 
 
 class Latest:
@@ -98,10 +136,7 @@ def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoRe
 def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
     """A fatal error (the run log is gone, the backend refused): one line, or one object."""
     partial = error.partial if isinstance(error, FatalError) else None
-    run = partial or latest.result
     if as_json:
-        data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
-        data.update(status="error", error=str(error))
-        click.echo(json.dumps(data, ensure_ascii=False))
+        _error_object(partial or latest.result, str(error))
     click.echo(f"Error: {error}", err=True)
     sys.exit(1)

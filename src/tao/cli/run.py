@@ -12,9 +12,17 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 import click
 
 from tao.act import Person
-from tao.cli.ending import Latest, conclude, failed, interrupted, sigterm_interrupts
+from tao.cli.ending import (
+    Latest,
+    RunCommand,
+    conclude,
+    failed,
+    interrupted,
+    not_started,
+    sigterm_interrupts,
+)
 from tao.cli.options import base_url_option, model_option, shown
-from tao.cli.usage import USAGE_ERRORS, UsageProblem, cli_error
+from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
@@ -143,7 +151,7 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
 
 
-@click.command()
+@click.command(cls=RunCommand)
 @click.argument("task")
 @model_option()
 @_option("-t", "--tools", "tool_sets", multiple=True, help=_HELP["tools"])
@@ -204,8 +212,8 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
                 status = RunStatus()
                 events = agent.stream(task, observers=[latest, status], history=history)
                 result = show_live(agent, task, events=events, status=status)
-    except USAGE_ERRORS as error:
-        raise cli_error(error) from None
+    except (*USAGE_ERRORS, click.ClickException) as error:
+        not_started(error, options["as_json"])
     except TaoError as error:
         failed(error, latest, options["as_json"])
     except KeyboardInterrupt:
