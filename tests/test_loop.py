@@ -17,6 +17,7 @@ from tao.exchange import (
     Ending,
     LoopSetup,
     ModelAnswer,
+    ModelFailure,
     RunTools,
     SaveCheckpoint,
     StepsDone,
@@ -130,6 +131,34 @@ def test_the_time_budget_reads_the_injected_clock_only_L5() -> None:
     _, ending = drive(react(setup(make_tool(add)), "x", clock=clock), answer)
     assert ending.status is Status.MAX_STEPS
     assert ending.stop_reason == "time limit of 60 s reached"
+
+
+def test_a_model_call_cut_by_the_time_limit_is_a_spent_budget_not_an_error_L1_L5() -> None:
+    """The request carries the time left; a backend that fails once it is gone was cut by
+    ``--max-seconds``: status ``max_steps`` with the limit named, the failed call kept as a
+    step. The same failure with time left is the backend's: status ``error``."""
+    for took, status in ((60.5, Status.MAX_STEPS), (3.0, Status.ERROR)):
+        clock = Clock()
+
+        def answer(request: object, took: float = took, clock: Clock = clock) -> object:
+            if isinstance(request, SaveCheckpoint):
+                clock.now += 0.5  # the first checkpoint took 0.5 s: 59.5 s left to ask
+            if isinstance(request, AskModel):
+                assert request.request.timeout_s == 59.5
+                clock.now += took
+                return ModelFailure("openai:m: 127.0.0.1 timed out", took)
+            return None
+
+        seen, ending = drive(react(setup(), "x", clock=clock), answer)
+        assert ending.status is status
+        (done,) = [r for r in seen if isinstance(r, StepsDone)]
+        assert done.steps[0].kind is StepKind.MODEL_ERROR
+        assert done.steps[0].observation == "openai:m: 127.0.0.1 timed out"
+        if status is Status.MAX_STEPS:
+            assert ending.stop_reason == "time limit of 60 s reached during a model call"
+            assert ending.error is None
+        else:
+            assert ending.error == "openai:m: 127.0.0.1 timed out"
 
 
 def test_a_side_effect_without_a_decision_pauses_with_a_bound_pending_call_S3_S7() -> None:

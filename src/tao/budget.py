@@ -41,11 +41,18 @@ class Budget:
         """
         if steps_taken >= self.max_steps:
             return f"step limit of {self.max_steps} reached"
-        if elapsed_s >= self.max_seconds:
-            return f"time limit of {self.max_seconds:g} s reached"
+        if (late := self.out_of_time(elapsed_s)) is not None:
+            return late
         if usage.input_tokens + usage.output_tokens >= self.max_tokens:
             return f"token limit of {self.max_tokens:,} reached"
         return self._money(usage.cost_usd)
+
+    def out_of_time(self, elapsed_s: float) -> str | None:
+        """The time limit's verdict alone: a model call it cut short ends the run as a
+        spent budget, not as a failed backend."""
+        if elapsed_s >= self.max_seconds:
+            return f"time limit of {self.max_seconds:g} s reached"
+        return None
 
     def _money(self, cost_usd: float | None) -> str | None:
         """The cost budget's verdict; a cost that became unknown cannot be kept under it."""

@@ -190,6 +190,9 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
     answer = yield AskModel(index, request)
     if isinstance(answer, ModelFailure):
         yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
+        late = run.budget.out_of_time(run.elapsed())  # the call had the time left (L1, L5)
+        if late is not None:
+            return Ending(Status.MAX_STEPS, stop_reason=f"{late} during a model call")
         return Ending(Status.ERROR, error=answer.message)
     assert isinstance(answer, ModelAnswer)
     return Turn(index, sent, answer, forced=forced)

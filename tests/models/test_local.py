@@ -104,6 +104,26 @@ def test_stop_and_max_tokens_are_honoured() -> None:
 
 @pytest.mark.local_model
 @needs_model
+def test_the_time_left_cuts_a_reply_short_and_the_model_answers_again_after_L5() -> None:
+    """``--max-seconds`` binds the embedded model too: generation stops between two tokens
+    once the call's ``timeout_s`` is spent, and the context is left whole, so the next
+    call replies exactly as a fresh one would."""
+    from tao.models.local import LocalModel
+
+    model = LocalModel()
+    counting = [{"role": "user", "content": "Count from 1 to 200, separated by spaces."}]
+    full = model.complete(ModelRequest(messages=counting, max_tokens=40))
+    model.complete(ModelRequest(messages=counting, max_tokens=1))  # prefix cached: cut decoding
+    began = time.monotonic()
+    with pytest.raises(ModelError, match=r"local: timed out after 0\.3 s, mid-reply"):
+        model.complete(ModelRequest(messages=counting, max_tokens=400, timeout_s=0.3))
+    assert time.monotonic() - began < 10  # 400 tokens take 20 s or more here
+    again = model.complete(ModelRequest(messages=counting, max_tokens=40, timeout_s=120))
+    assert (again.text, again.output_tokens) == (full.text, full.output_tokens)
+
+
+@pytest.mark.local_model
+@needs_model
 def test_text_streams_as_it_is_generated_and_adds_up_to_the_reply() -> None:
     """Issue 15: deltas arrive while the model generates, never show a stop sequence,
     and concatenate to exactly the reply (the reply itself is unchanged by streaming)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,8 @@ class LoadedLlama:
     grammars: dict[str, LlamaGrammar] = field(default_factory=dict)
     #: Receives each generated token id during the current call (set under ``lock``).
     on_token: Callable[[int], None] | None = None
+    #: ``time.monotonic()`` past which the current call stops generating (set under ``lock``).
+    deadline: float | None = None
     #: Saved contexts by token prefix; ``None`` turns the cache off (benchmarks).
     states: StateCache | None = field(default_factory=StateCache)
     #: Greedy decoding under a grammar asks it about the chosen token only
@@ -192,6 +195,8 @@ def _count_prompt_evals(loaded: LoadedLlama) -> None:
     original: Callable[[Sequence[int]], None] = llama.eval
 
     def counting_eval(tokens: Sequence[int]) -> None:
+        if loaded.deadline is not None and time.monotonic() >= loaded.deadline:
+            raise _OutOfTime  # before llama.cpp sees the tokens: the context stays whole
         loaded.evaluated.append(len(tokens))
         if loaded.on_token is not None and len(loaded.evaluated) > 1:
             for token in tokens:  # a generated token, evaluated right after it was sampled
@@ -199,6 +204,10 @@ def _count_prompt_evals(loaded: LoadedLlama) -> None:
         original(tokens)
 
     llama.eval = counting_eval
+
+
+class _OutOfTime(Exception):
+    """The current call's ``timeout_s`` ran out between two generated tokens."""
 
 
 class LocalModel(SyncFirstModel):
@@ -286,15 +295,10 @@ class LocalModel(SyncFirstModel):
         streamer = _Streamer(loaded.llama, request.stop, on_text) if on_text else None
         with loaded.lock:
             llama = loaded.llama
-            loaded.evaluated.clear()
-            if not self.reuse_cache:
-                llama.reset()
-            elif loaded.states is not None:
-                tokens = loaded.prompt_tokens(request.messages)
-                if tokens is not None:
-                    loaded.states.prepare(llama, tokens)
-            loaded.evaluated.clear()
+            self._continue_context(request)
             loaded.on_token = streamer.token if streamer is not None else None
+            if request.timeout_s is not None:  # the run's time left (--max-seconds) binds
+                loaded.deadline = time.monotonic() + request.timeout_s
             try:
                 response = llama.create_chat_completion(
                     messages=[dict(message) for message in request.messages],
@@ -307,8 +311,12 @@ class LocalModel(SyncFirstModel):
             except (ValueError, RuntimeError) as error:
                 # e.g. "Requested tokens (9000) exceed context window of 8192"
                 raise ModelError(f"{self.name}: {error}") from error
+            except _OutOfTime:
+                raise ModelError(
+                    f"{self.name}: timed out after {request.timeout_s:g} s, mid-reply"
+                ) from None
             finally:
-                loaded.on_token = None
+                loaded.on_token = loaded.deadline = None
             evaluated = loaded.evaluated[0] if loaded.evaluated else 0
         choice = response["choices"][0]
         usage = response.get("usage") or {}
@@ -323,6 +331,19 @@ class LocalModel(SyncFirstModel):
             finish_reason=choice.get("finish_reason"),
             cost_usd=0.0,  # runs in this process: no provider bills it (tao.pricing)
         )
+
+    def _continue_context(self, request: ModelRequest) -> None:
+        """Under the lock: put back the saved context that shares the longest prefix with
+        this call's prompt (or start from an empty one without the cache)."""
+        loaded = self._loaded
+        loaded.evaluated.clear()
+        if not self.reuse_cache:
+            loaded.llama.reset()
+        elif loaded.states is not None:
+            tokens = loaded.prompt_tokens(request.messages)
+            if tokens is not None:
+                loaded.states.prepare(loaded.llama, tokens)
+        loaded.evaluated.clear()
 
 
 class _Streamer:
