@@ -71,9 +71,28 @@ USAGE_MISTAKES: dict[str, list[str]] = {
 }  # fmt: skip
 
 
-FAMILIES = sorted(
-    {args[0] if args[0] in ("run", "runs", "eval") else "other" for args in USAGE_MISTAKES.values()}
-)
+def _family(args: list[str]) -> str:
+    return args[0] if args[0] in ("run", "runs", "eval") else "other"
+
+
+FAMILIES = sorted({_family(args) for args in USAGE_MISTAKES.values()})
+
+
+def run_mistakes(
+    chosen: Callable[[list[str]], bool], tao_cli: Any, replay: Replay, tmp: Path, *extra: str
+) -> dict[str, Any]:
+    """The :data:`USAGE_MISTAKES` that ``chosen`` picks, ``extra`` appended, run at once
+    (each is its own process); their outputs by case."""
+    (tmp / "list.json").write_text("[1, 2]")
+    script = f"replay:{replay(['Action: finish[x]'])}"
+    cases = {
+        case: [a.replace("{replay}", script).replace("{tmp}", str(tmp)) for a in args] + [*extra]
+        for case, args in USAGE_MISTAKES.items()
+        if chosen(args)
+    }
+    with ThreadPoolExecutor(min(len(cases), 8)) as pool:
+        ran = pool.map(lambda args: tao_cli(*args, timeout=90), cases.values())
+        return dict(zip(cases, ran, strict=True))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -81,16 +100,7 @@ def test_every_usage_error_exits_2_with_one_clear_line(
     family: str, tao_cli: Any, replay: Replay, tmp_path: Path
 ) -> None:
     """Each mistake of one command family, run at once (each is its own process)."""
-    (tmp_path / "list.json").write_text("[1, 2]")
-    script = f"replay:{replay(['Action: finish[x]'])}"
-    cases = {
-        case: [arg.replace("{replay}", script).replace("{tmp}", str(tmp_path)) for arg in args]
-        for case, args in USAGE_MISTAKES.items()
-        if (args[0] if args[0] in ("run", "runs", "eval") else "other") == family
-    }
-    with ThreadPoolExecutor(len(cases)) as pool:
-        ran = pool.map(lambda args: tao_cli(*args, timeout=90), cases.values())
-        outs = dict(zip(cases, ran, strict=True))
+    outs = run_mistakes(lambda args: _family(args) == family, tao_cli, replay, tmp_path)
     wrong = {c: (out.returncode, out.stderr) for c, out in outs.items() if out.returncode != 2}
     assert not wrong
     for case, out in outs.items():
@@ -105,17 +115,8 @@ def test_json_prints_one_object_even_when_the_run_never_starts_R2(
     """SPEC R2: ``--json`` always prints one JSON object, so ``tao run --json … | jq`` has
     something to read when the command line is wrong too: click's own refusals
     (``--max-steps 0``, no task) and tao's (a bad model spec, an unknown run id)."""
-    (tmp_path / "list.json").write_text("[1, 2]")
-    script = f"replay:{replay(['Action: finish[x]'])}"
-    cases = {
-        case: [a.replace("{replay}", script).replace("{tmp}", str(tmp_path)) for a in args]
-        + ["--json"]
-        for case, args in USAGE_MISTAKES.items()
-        if args[0] in ("run", "resume")
-    }
-    with ThreadPoolExecutor(8) as pool:
-        ran = pool.map(lambda args: tao_cli(*args, timeout=90), cases.values())
-        outs = dict(zip(cases, ran, strict=True))
+    driving = ("run", "resume")
+    outs = run_mistakes(lambda args: args[0] in driving, tao_cli, replay, tmp_path, "--json")
     for case, out in outs.items():
         assert out.returncode == 2, (case, out.stderr)
         assert len(out.stdout.splitlines()) == 1, (case, out.stdout)  # one object, only it
