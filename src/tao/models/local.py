@@ -313,7 +313,7 @@ class LocalModel(SyncFirstModel):
                 raise ModelError(f"{self.name}: {error}") from error
             except _OutOfTime:
                 raise ModelError(
-                    f"{self.name}: timed out after {request.timeout_s:g} s, mid-reply"
+                    f"{self.name}: timed out after {request.timeout_s:.3g} s, mid-reply"
                 ) from None
             finally:
                 loaded.on_token = loaded.deadline = None
