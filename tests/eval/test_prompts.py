@@ -16,13 +16,14 @@ from tao.errors import ConfigError
 from tao.eval.config import EvalConfig
 from tao.eval.prompts import PAPER, STYLES, load_prompts
 from tao.eval.results import settings_digest
+from tao.eval.sources import sample_dir
 from tao.store import Store
 
 from ..conftest import CliResult
 from .conftest import EvalData
 from .test_strategies import Replay, run
 
-SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "react_prompts"
+PAPER_PROMPTS = sample_dir() / "react_prompts"
 
 THREE_EXAMPLES = (
     "\nQuestion: Q1?\nThought 1: t\nAction 1: Finish[A1]\n"
@@ -83,9 +84,9 @@ def test_the_reminder_closes_acting_prompts_only(three: EvalData) -> None:
     assert prompts.system("react", STYLES["shots3"]) == prompts.system("react")  # only 3 here
 
 
-@pytest.mark.skipif(not SHARED_PROMPTS.is_dir(), reason="shared benchmark data not present")
 def test_the_papers_own_prompts_cut_at_example_boundaries() -> None:
-    prompts = load_prompts(SHARED_PROMPTS, "hotpotqa")
+    """The paper's prompts, as shipped in the package (issue 30), cut between examples."""
+    prompts = load_prompts(PAPER_PROMPTS, "hotpotqa")
     paper = prompts.system("react")
     assert paper.count("\nQuestion: ") == 6
     for style in STYLES.values():
@@ -94,7 +95,7 @@ def test_the_papers_own_prompts_cut_at_example_boundaries() -> None:
         assert text.count("\nQuestion: ") == shots, style.name
         examples = text.split("\nQuestion: ")[1:]
         assert all("Finish[" in example for example in examples), style.name  # none cut short
-    fever = load_prompts(SHARED_PROMPTS, "fever")
+    fever = load_prompts(PAPER_PROMPTS, "fever")
     assert fever.system("react", STYLES["shots1-reminder"]).count("Claim: ") == 1
 
 

@@ -54,14 +54,9 @@ def _tests(context: ToolSetContext) -> list[Tool]:
 
 
 def _wiki(context: ToolSetContext) -> list[Tool]:
-    from tao.tools.wiki import CorpusError, wiki_tools
+    from tao.tools.wiki import default_corpus, wiki_tools
 
-    if context.corpus is None:
-        raise CorpusError(
-            "the wiki tool set needs a corpus: pass --corpus PATH "
-            '(a JSONL file, one {"title", "text"} object per line)'
-        )
-    return wiki_tools(context.corpus)
+    return wiki_tools(context.corpus or default_corpus())
 
 
 def _write(context: ToolSetContext) -> list[Tool]:

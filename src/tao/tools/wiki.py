@@ -263,6 +263,15 @@ class WikiEnv:
         return f"(Result {self.lookup_count} / {len(self.lookup_list)}) {sentence}"
 
 
+def default_corpus() -> Path:
+    """The wiki used without ``--corpus``: ``$TAO_EVAL_DATA``'s, else the one ``tao eval
+    fetch`` downloaded, else the sample shipped in the package (a few hundred pages), so
+    ``--tools wiki`` works from a fresh install, offline."""
+    from tao.eval.sources import default_corpus as find
+
+    return find()
+
+
 def wiki_tools(corpus: Path | str) -> list[Tool]:
     """Build ``search`` and ``lookup`` sharing one :class:`WikiEnv` over the corpus file."""
     env = WikiEnv(load_corpus(corpus))
