@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "src" / "tao" / "eval" / "sample"
 
 #: Pages added beyond the questions' own: the names tests/tools/test_wiki.py misspells
-#: (transliterations, two-word names) and the real-corpus test's odd title.
+#: (transliterations, two-word names), the real-corpus test's odd title, and distractors
+#: (the titles a whole-string fuzzy match confused them with on the full wiki).
 EXTRA_TITLES = (
     '"Q" Is for Quarry',
     "Aleksandr Ivanovsky",
@@ -49,6 +50,29 @@ EXTRA_TITLES = (
     "Sultan Ahmed Mosque",
     "Valentina Tereshkova",
     "Zaheer Khan",
+    # ... and titles that share a word or a sound with them: what a loose match would offer
+    "1980 Bavarian Tennis Championships – Singles",
+    "2009 Colorado Buffaloes football team",
+    "Albert Ward (film director)",
+    "Battle of White Plains",
+    "Chaikovskij (crater)",
+    "Charles Burnett (director)",
+    "Citizen Khan",
+    "Director of the Defense Intelligence Agency",
+    "Drama Desk Award for Outstanding Director",
+    "Frederick King (cricketer)",
+    "Grand Duke Alexander Alexandrovich of Russia",
+    "Khan Kluay",
+    "Mahamudu Bawumia",
+    "Marek Brodzki",
+    "Muhammad Ali vs. Joe Frazier II",
+    "Owsley Stanley",
+    "Piano Concerto No. 2 (Tchaikovsky)",
+    "Piano Sonata in C-sharp minor (Tchaikovsky)",
+    "Sergio Casal",
+    "Tchaikovsky (film)",
+    "Tennis (magazine)",
+    "Zaheer",
 )
 
 PROMPT_FILES = ("prompts_naive.json", "fever.json", "hotpotqa_instruction.txt", "LICENSE")

@@ -173,7 +173,8 @@ def test_fetch_verifies_caches_and_the_eval_then_runs_on_the_full_data(
     data = _cache(tmp_path) / "eval-data"
     assert f"data: {data}" in result.stderr
     manifest = json.loads((data / "manifest.json").read_text())
-    assert manifest["counts"] == {"questions": HOTPOT_DEV_COUNT, "pages": 216, "claims": 20}
+    pages = len((SAMPLE / "hotpotqa" / "wiki.jsonl").read_text().splitlines())  # one each
+    assert manifest["counts"] == {"questions": HOTPOT_DEV_COUNT, "pages": pages, "claims": 20}
     assert {s["url"] for s in manifest["sources"]} == {
         f"{mirror.url}/{name}"
         for name in (
