@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from tao.errors import ConfigError
-from tao.sandbox.command import NotConfinable, confine
+from tao.sandbox.command import NotConfinable, confine, tool
 from tao.sandbox.settings import Sandbox
 
 MODE_ENV = "TAO_SANDBOX"
@@ -51,18 +51,25 @@ def mode() -> Mode:
     return value
 
 
+#: The Debian package that brings each program the sandbox needs.
+_PACKAGE = {"bwrap": "bubblewrap", "prlimit": "util-linux"}
+
+
 @lru_cache(maxsize=1)
 def _probe() -> Availability:
     """Run ``true`` in a real sandbox once; its failure, in bubblewrap's words, is the reason."""
     if not sys.platform.startswith("linux"):
         return Availability(available=False, reason=f"no sandbox on {sys.platform} (needs Linux)")
     try:
-        confined = confine(["true"], Sandbox(), cwd=Path("/usr"))
+        tool("bwrap"), tool("prlimit")  # the missing program named, before anything else
+        confined = confine([tool("true")], Sandbox(), cwd=Path("/usr"))
         done = subprocess.run(  # our own fixed command line
             confined.argv, env=confined.env, capture_output=True, timeout=20, check=False
         )
     except NotConfinable as error:
-        return Availability(available=False, reason=f"{error} (Debian/Ubuntu: bubblewrap)")
+        package = _PACKAGE.get(str(error).split()[0], "coreutils")
+        reason = f"{error} (Debian and Ubuntu: apt install {package})"
+        return Availability(available=False, reason=reason)
     except (OSError, subprocess.SubprocessError) as error:
         return Availability(available=False, reason=f"bubblewrap could not run: {error}")
     if done.returncode != 0:

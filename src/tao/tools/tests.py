@@ -189,7 +189,7 @@ def test_file(root: Path, raw: str) -> ProjectPath:
 #: project folder (cwd) joins the import path at its *end*, so project modules import but
 #: cannot shadow pytest, its plugins or the standard library.
 PYTEST_LAUNCHER = (
-    "import os, sys, pytest; sys.path.append(os.getcwd()); sys.exit(pytest.console_main())"
+    "import os, sys, pytest; sys.path.append(os.getcwd()); sys.exit(int(pytest.main()))"
 )
 
 
