@@ -5,11 +5,12 @@ Real bubblewrap, real child processes, a real TCP server on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from tao.errors import ConfigError
 from tao.sandbox import Limits, Sandbox, availability, confine, probe, startup_notice
 from tao.sandbox import command as command_module
 from tao.state import RunConfig
+
+from ..conftest import CliResult
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
@@ -186,3 +189,23 @@ def test_limits_are_set_in_the_child_S10(tmp_path: Path) -> None:
     assert rows["Max address space"][0] == str(300 * 1024**2)
     assert rows["Max file size"][0] == str(5 * 1024**2)
     assert rows["Max core file size"][0] == "0"
+
+
+def test_cli_says_so_when_tests_would_run_unconfined_S10(
+    tao_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """``--sandbox off``: one line on stderr before the run; ``--json`` stays one object."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_ok():\n    pass\n")
+    replies = tmp_path / "r.json"
+    replies.write_text(json.dumps(["Thought: done.\nAction: finish[ok]"]))
+    args = ["run", "hi", "-m", f"replay:{replies}", "-t", "tests", "--project", str(tmp_path)]
+    out = tao_cli(*args, "--sandbox", "off", "--json", "--no-input")
+    assert out.returncode == 0, out.stderr
+    (line,) = [line for line in out.stderr.splitlines() if "no sandbox" in line]
+    assert "TAO_SANDBOX=off" in line and "approval" in line
+    assert out.json()["answer"] == "ok"
+    confined = tao_cli(*args, "--json", "--no-input", env={"TAO_SANDBOX": "auto"})
+    assert confined.returncode == 0 and "no sandbox" not in confined.stderr
+    bad = tao_cli(*args, "--pass-env", "A=1", "--json")
+    assert bad.returncode == 2 and "not a variable name" in bad.stderr
