@@ -34,7 +34,7 @@ PATH_OPTIONS = frozenset(
 PATH_KEYS = frozenset({"cache_dir", "log_file", "junit_xml", "pythonpath", "testpaths"})
 #: Options that import a module named in their value: a plugin by name.
 CODE_OPTIONS = frozenset({"-p", "--plugin", "--pdbcls"})
-#: Options that take a value as the next word when not written ``--opt=value``.
+#: Options that take a value as the next word when not written with ``=``.
 _WITH_VALUE = PATH_OPTIONS | CODE_OPTIONS | {"-o", "--override-ini"}
 
 
