@@ -106,6 +106,7 @@ def build_setup(
     api_key: str | None = None,
 ) -> Built:
     """Everything an agent needs, decided from its config (and the live objects beside it)."""
+    from tao.sandbox.settings import Sandbox
     from tao.tools.registry import resolve_tools
 
     config = make_config(model, tools, config, settings)
@@ -119,7 +120,10 @@ def build_setup(
             "the price table has no price for it, so its cost is unknown"
         )
     specs = tools if tools is not None else [t for t in config.tools if t is not None]
-    resolved = resolve_tools(specs, project=config.project, corpus=config.corpus, ask=ask)
+    sandbox = Sandbox(pass_env=config.pass_env, network="tests" in config.network)
+    resolved = resolve_tools(
+        specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
+    )
     named = {tool.name: tool for tool in resolved}
     named["finish"] = make_tool(finish)
     return Built(config, backend, _loop_setup(config, backend, named), settings.get("output_type"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, cast
@@ -33,6 +34,10 @@ Protocol = Literal["auto", "text", "native"]
 Decision = bool | str
 
 CHECKPOINT_VERSION = 2
+#: Children that ``RunConfig.network`` may let reach the network.
+NETWORK_KINDS = ("tests", "mcp")
+#: A variable name ``pass_env`` accepts (the sandbox's own rule, repeated to keep this light).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +121,12 @@ class RunConfig:
     """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
     eval_tag: EvalTag | None = None
     """The benchmark question an eval's run answers; ``None`` outside ``tao eval``."""
+    pass_env: tuple[str, ...] = ()
+    """Names of environment variables sandboxed children also get (``--pass-env NAME``,
+    SPEC S10). Names only: values are read from the environment when a child starts,
+    so none is ever written to the run log."""
+    network: tuple[str, ...] = ()
+    """Which children may use the network (``--allow-net tests|mcp``); default: none."""
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words
@@ -123,6 +134,10 @@ class RunConfig:
             raise ValueError("max_repeats must be 0 or more")
         if self.protocol not in ("auto", "text", "native"):
             raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
+        if any(kind not in NETWORK_KINDS for kind in self.network):
+            raise ValueError(f"network takes {' and '.join(NETWORK_KINDS)}, not {self.network!r}")
+        if any(not ENV_NAME.fullmatch(name) for name in self.pass_env):
+            raise ValueError(f"pass_env takes variable names, not {self.pass_env!r}")
 
     def budget(self) -> Budget:
         """The limits of the run (SPEC L5), money included when set."""
@@ -135,6 +150,7 @@ class RunConfig:
     def to_json(self) -> JSONObject:
         data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["tools"] = list(self.tools)
+        data["pass_env"], data["network"] = list(self.pass_env), list(self.network)
         data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
         return data
 
@@ -147,6 +163,11 @@ class RunConfig:
         if not isinstance(tools, list):
             raise StateError(f"stored config: tools must be a list, not {tools!r}")
         values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        for name in ("pass_env", "network"):
+            listed = data.get(name, [])
+            if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+                raise StateError(f"stored config: {name} must be a list of names, not {listed!r}")
+            values[name] = tuple(listed)
         tag = data.get("eval_tag")
         values["eval_tag"] = None if tag is None else EvalTag.from_json(tag)
         try:
