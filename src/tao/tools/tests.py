@@ -26,6 +26,7 @@ from tao.children import kill_group, tracked
 from tao.errors import ToolError
 from tao.redact import find_secrets
 from tao.tools.base import Tool, make_tool
+from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
 from tao.tools.paths import ProjectPath, act_path, open_in_project, project_root
 
@@ -223,9 +224,12 @@ def test_tools(project: Path | str, *, timeout_s: float = 120) -> list[Tool]:  #
         """
         return run_pytest(root, path, timeout_s)
 
+    gate = CodeGate(root)  # code the model changed runs only once a person says yes (S11)
     return [
         make_tool(
             run_tests,
+            gate=gate,
+            preview=gate.preview,
             max_chars=TESTS_MAX_CHARS,
             keep="tail",
             timeout_s=timeout_s + 10,  # its own kill comes first; the act's limit is a backstop
