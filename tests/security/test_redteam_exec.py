@@ -251,7 +251,16 @@ def _project(root: Path) -> Path:
 
 
 def _marker_code(marker: Path) -> str:
-    return f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    """Code that shows it ran: a marker file (where it may write) and a line in the output
+    (pytest reports a conftest or plugin that raises, sandboxed or not)."""
+    return (
+        f"import pathlib\ntry:\n    pathlib.Path({str(marker)!r}).write_text('ran')\n"
+        f"except OSError:\n    pass\nraise RuntimeError({RAN!r})\n"
+    )
+
+
+#: What planted code says when it runs.
+RAN = "planted code ran"
 
 
 def _mutations(root: Path, marker: Path) -> dict[str, Callable[[], str]]:
@@ -401,10 +410,9 @@ def test_the_preview_names_the_file_and_approval_runs_it(
     assert not marker.exists()
     done = agent.resume(paused, approve=True)
     assert done.status.value == "finished", done.error
-    assert marker.exists()
     observations = [s.observation or "" for s in done.steps]
-    assert "exited with code 0" in observations[1]
-    assert "exited with code 0" in observations[2]
+    assert RAN in observations[1]  # the approval is what let it run
+    assert RAN in observations[2]  # unchanged since: run again, unasked
 
 
 def test_an_unchanged_project_or_changed_data_runs_tests_unasked(
@@ -492,7 +500,9 @@ def test_resume_in_another_process_keeps_the_approved_fingerprint(
     assert call["tool"] == "run_tests"
     assert "changed: tests/helper.py" in call["reason"]
     assert "conftest.py" not in call["reason"]
-    assert marker.exists()
+    with Store.open() as store:
+        observations = [s.observation or "" for s in store.get_run(run_id).steps]
+    assert RAN in observations[2] and RAN in observations[3]  # approved, then unasked
     last = approve_and_resume()
     assert last.returncode == 0, last.stderr
     assert last.json()["status"] == "finished"
@@ -509,3 +519,19 @@ def test_a_run_recorded_without_an_approved_state_asks(tmp_path: Path) -> None:
     gate = CodeGate(_project(tmp_path / "p"))
     assert gate.reason({"path": "tests/test_ok.py"}, old.approved.get("run_tests")) is not None
     assert gate.reason({"path": "tests/test_ok.py"}, gate.snapshot()) is None
+
+
+def test_without_a_sandbox_every_test_run_asks(
+    tmp_path: Path, replay: Callable[[list[str]], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S10, S11: where children cannot be confined (here: TAO_SANDBOX=off), even an
+    unchanged project's test run waits for a person, who is told why."""
+    monkeypatch.setenv("TAO_SANDBOX", "off")
+    root = _project(tmp_path / "p")
+    script = ["Action: run_tests[tests/test_ok.py]", "Action: finish[done]"]
+    paused = _agent(replay, root, script, record=False).run("run the tests")
+    assert paused.status.value == "awaiting_approval"
+    assert paused.pending is not None
+    (call,) = paused.pending
+    assert call.reason is not None and "unconfined" in call.reason
+    assert "TAO_SANDBOX=off" in call.reason

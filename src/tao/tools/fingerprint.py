@@ -35,6 +35,7 @@ from pathlib import Path
 
 from tao.frozen import frozen
 from tao.jsontypes import JSON, JSONObject, canonical_json
+from tao.sandbox import availability
 
 #: Entries (files and folders) visited at most; past it the fingerprint is incomplete.
 MAX_ENTRIES = 50_000
@@ -212,12 +213,18 @@ class CodeGate:
         """Why this call needs a person: the code it would run is not the code approved."""
         before = Fingerprint.from_json(approved) if approved is not None else None
         now = take(self.root)
+        sandbox = availability()
+        unconfined = None if sandbox.available else (
+            f"{self.what} would execute the project's code unconfined ({sandbox.reason}), so "
+            "every test run needs approval (SPEC S10)"
+        )  # fmt: skip
         if before is not None and now.complete and before.complete and now.digest == before.digest:
-            return None
-        return (
+            return unconfined
+        changed = (
             f"{self.what} executes the project's code, and it is not what was approved "
             f"when the run started or at the last approved test run: {describe(now, before)}"
         )
+        return changed if unconfined is None else f"{unconfined}; {changed}"
 
     def preview(self, arguments: JSONObject) -> str:
         """What the call runs, bound to the code as it is now (checked again right before it
