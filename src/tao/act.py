@@ -17,7 +17,7 @@ from typing import Literal
 
 from tao.errors import ToolError
 from tao.frozen import frozen
-from tao.jsontypes import JSONObject
+from tao.jsontypes import JSON, JSONObject
 from tao.redact import redact
 from tao.state import PendingCall
 from tao.tools.base import Tool, cut, normal_name, to_text
@@ -137,9 +137,25 @@ def _decode(text: str) -> JSONObject:
     return value
 
 
-def needs_approval(ready: Ready) -> bool:
-    """Read-only tools run; anything that writes, deletes, sends or pays asks first (S3)."""
-    return not ready.tool.read_only
+def needs_approval(ready: Ready, approved: Mapping[str, JSON] | None = None) -> bool:
+    """Read-only tools run; anything that writes, deletes, sends or pays asks first (S3), and
+    so does a read-only call its tool's gate says needs a person (S11: ``run_tests`` once
+    the project's code changed since ``approved``, the states approved so far by tool)."""
+    if not ready.tool.read_only:
+        return True
+    return ready.tool.gate is not None and approval_reason(ready, approved or {}) is not None
+
+
+def approval_reason(ready: Ready, approved: Mapping[str, JSON]) -> str | None:
+    """Why a person must decide on this call though its tool declares no effect; ``None``
+    when it may run unasked. A gate that fails says so, and the call asks (fail closed)."""
+    gate = ready.tool.gate
+    if gate is None:
+        return None
+    try:
+        return gate.reason(ready.arguments, approved.get(ready.tool.name))
+    except Exception as error:  # a gate that cannot decide must not let the call through
+        return f"could not check whether {ready.tool.name} needs approval ({error})"
 
 
 def refuse(ready: Ready, decision: bool | str | None, interrupted: bool = False) -> Outcome:

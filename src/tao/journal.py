@@ -43,14 +43,16 @@ def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> 
     return done
 
 
-def pending(step: int, position: int, ready: Ready) -> PendingCall:
-    """The call at ``position`` of step ``step``, as it waits for approval and is journaled."""
+def pending(step: int, position: int, ready: Ready, reason: str | None = None) -> PendingCall:
+    """The call at ``position`` of step ``step``, as it waits for approval and is journaled
+    (``reason``: why a call of a read-only tool needs a person, SPEC S11)."""
     return PendingCall(
         step=step,
         position=position,
         tool=ready.tool.name,
         arguments=ready.arguments,
         effects=tuple(ready.tool.effects),
+        reason=reason,
     )
 
 

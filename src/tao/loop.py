@@ -20,11 +20,11 @@ not completed goes back to a person.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tao import journal
-from tao.act import Call, Outcome, Ready, needs_approval, prepare, refuse
+from tao.act import Call, Outcome, Ready, approval_reason, needs_approval, prepare, refuse
 from tao.budget import Budget
 from tao.exchange import (
     Answer,
@@ -40,6 +40,7 @@ from tao.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
+from tao.jsontypes import JSON
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.output import AnswerMismatch
 from tao.protocol import native, prompts
@@ -78,6 +79,9 @@ class _Run:
     specs: list[ToolSpec] | None = field(init=False)
     """Native tool calling: the tools as the backend is sent them, made once per run."""
     messages: list[Message] = field(default_factory=list)
+    approved: dict[str, JSON] = field(default_factory=dict)
+    """By tool name, the state a person last approved for tools with a gate (SPEC S11);
+    replaced, never edited, so a checkpoint may hold it by reference."""
 
     def __post_init__(self) -> None:
         self.budget = self.setup.config.budget()
@@ -108,6 +112,7 @@ class _Run:
             decisions=dict(turn.decisions) if turn is not None else {},
             executing=executing,
             completed=dict(turn.completed) if turn is not None else {},
+            approved=self.approved,
         )
 
 
@@ -135,11 +140,13 @@ def react(
     run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
     if resume is None:
         run.messages = opening(setup, task, prior)
+        run.approved = _baseline(setup.tools)
         # a run killed before its first step can still be resumed (SPEC R1)
         yield SaveCheckpoint(run.checkpoint())
     else:
         run.started -= resume.elapsed_s
         run.messages = list(resume.messages)
+        run.approved = dict(resume.approved)
         if history and history[-1].kind is StepKind.FINAL:  # killed after its answer was stored
             return Ending(Status.FINISHED, answer=history[-1].argument)
     while True:
@@ -232,7 +239,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
     for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
-    gated = {i: journal.pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
+    gated = _gated(run, turn, ready)
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
@@ -280,6 +287,48 @@ def _prepare(
     return outcomes, ready
 
 
+def _baseline(tools: Mapping[str, Tool]) -> dict[str, JSON]:
+    """What the tools with a gate act on when the run starts: until a person approves
+    something else, what their calls may act on unasked (SPEC S11). A gate that fails
+    records nothing, and its calls ask."""
+    approved: dict[str, JSON] = {}
+    for name, tool in tools.items():
+        if tool.gate is not None:
+            try:
+                approved[name] = tool.gate.snapshot()
+            except Exception:  # noqa: S112 - nothing recorded: every call of it asks
+                continue
+    return approved
+
+
+def _gated(run: _Run, turn: Turn, ready: dict[int, Ready]) -> dict[int, PendingCall]:
+    """The calls that need a yes: every call with side effects, and the calls of read-only
+    tools whose gate says what they would act on is not what was approved (SPEC S3, S11)."""
+    gated: dict[int, PendingCall] = {}
+    for i, r in ready.items():
+        if r.tool.gate is not None and r.tool.read_only:
+            why = approval_reason(r, run.approved)
+            if why is not None:
+                gated[i] = journal.pending(turn.index, i, r, why)
+        elif needs_approval(r):
+            gated[i] = journal.pending(turn.index, i, r)
+    return gated
+
+
+def _note_approved(run: _Run, ready: Ready, shown: str | None) -> None:
+    """A gated call about to run was approved on seeing ``shown``: what it acts on, if still
+    that, is what later calls of its tool may act on unasked (SPEC S11)."""
+    gate = ready.tool.gate
+    if gate is None:
+        return
+    try:
+        state = gate.approved(shown)
+    except Exception:  # nothing newly approved: later calls ask
+        return
+    if state is not None:
+        run.approved = {**run.approved, ready.tool.name: state}
+
+
 def _run_effects(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
@@ -287,6 +336,8 @@ def _run_effects(
     (SPEC R1): one before any effect, and one with what each returned, right after them
     and before anything else."""
     effects = [i for i in ready if i in gated]
+    for i in effects:
+        _note_approved(run, ready[i], turn.shown.get(gated[i].id))
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)

@@ -116,8 +116,9 @@ class Policy:
 
     def may_pause(self, tool: Tool) -> bool:
         """Whether a call of ``tool`` may wait for a person: it has side effects and no
-        rule pre-approves every call of it (a rule with no argument globs)."""
-        if tool.read_only:
+        rule pre-approves every call of it (a rule with no argument globs). A read-only
+        tool with a gate (``run_tests``) may pause too (SPEC S11)."""
+        if tool.read_only and tool.gate is None:
             return False
         name = normal_name(tool.name)
         return not any(normal_name(r.tool) == name and not r.arguments for r in self.rules)

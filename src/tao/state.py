@@ -203,6 +203,9 @@ class PendingCall:
     interrupted: bool = False
     """It was running when its process stopped (SPEC R1): it may have taken effect. Only a
     person decides whether it runs again; no policy rule or automatic approver does."""
+    reason: str | None = None
+    """Why a call of a tool with no declared effect waits for a person (SPEC S11): the
+    project code ``run_tests`` would execute changed since the last approval, and which files."""
     digest: str = field(init=False)
     """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
@@ -213,11 +216,12 @@ class PendingCall:
     def warning(self) -> str | None:
         """What a person must know before deciding beyond the call itself, if anything."""
         if not self.interrupted:
-            return None
-        return (
+            return self.reason
+        warning = (
             "it was running when the process stopped; it may have taken effect. Approve to "
             "run it again, or deny to go on without running it again"
         )
+        return warning if self.reason is None else f"{warning}. {self.reason}"
 
     @property
     def id(self) -> str:
@@ -230,6 +234,8 @@ class PendingCall:
             data[name] = getattr(self, name)
         data["effects"] = list(self.effects)
         data["interrupted"] = self.interrupted
+        if self.reason is not None:
+            data["reason"] = self.reason
         return data
 
     @classmethod
@@ -237,7 +243,7 @@ class PendingCall:
         """Read a stored call (one written before ids existed gets them now)."""
         arguments = data.get("arguments")
         effects = data.get("effects") or []
-        preview = data.get("preview")
+        preview, reason = data.get("preview"), data.get("reason")
         return cls(
             step=_int(data.get("step", step)),
             position=_int(data.get("position", 0)),
@@ -246,6 +252,7 @@ class PendingCall:
             effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
             preview=preview if isinstance(preview, str) else None,
             interrupted=data.get("interrupted") is True,
+            reason=reason if isinstance(reason, str) else None,
         )
 
 
@@ -306,6 +313,10 @@ class Checkpoint:
     back to a person instead of running again."""
     completed: Mapping[str, Completed] = field(default_factory=dict)
     """What those calls returned, by :attr:`PendingCall.id`, recorded right after each ran."""
+    approved: Mapping[str, JSON] = field(default_factory=dict)
+    """By tool name, the state a person last approved for tools with a gate (SPEC S11): the
+    fingerprint of the project's code ``run_tests`` may execute unasked. Taken when the run
+    starts and at each approved call; a run recorded without it asks before each such call."""
 
     @property
     def cut_short(self) -> tuple[str, ...]:
@@ -327,6 +338,7 @@ class Checkpoint:
             "decisions": dict(self.decisions),
             "executing": self.executing,
             "completed": {key: entry.to_json() for key, entry in self.completed.items()},
+            "approved": dict(self.approved),
         }
 
     @classmethod
@@ -360,6 +372,7 @@ class Checkpoint:
         elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
         reply = data.get("reply")
         completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
+        approved = data.get("approved")
         return cls(
             messages=tuple(cast(list[Message], data.get("messages") or [])),
             elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
@@ -369,6 +382,7 @@ class Checkpoint:
             decisions=decisions,
             executing=bool(data.get("executing", False)),
             completed={key: Completed.from_json(entry) for key, entry in completed.items()},
+            approved=dict(approved) if isinstance(approved, dict) else {},
         )
 
 

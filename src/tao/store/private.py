@@ -66,4 +66,5 @@ def restore(run_id: str, stored: JSONObject) -> JSONObject:
         return stored
     if not isinstance(data, dict):
         return stored
-    return {**stored, **{key: data[key] for key in ("reply", "pending") if key in data}}
+    kept = ("reply", "pending", "approved")  # approved: file names are facts, never redacted
+    return {**stored, **{key: data[key] for key in kept if key in data}}

@@ -37,6 +37,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
 from tao.tools.base import Tool, make_tool
+from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
 from tao.tools.paths import ProjectPath, act_path, open_in_project, project_root
 from tao.tools.pytest_options import check_pytest_config
@@ -281,9 +282,12 @@ def test_tools(
         """
         return run_pytest(root, path, timeout_s, sandbox)
 
+    gate = CodeGate(root)  # code the model changed runs only once a person says yes (S11)
     return [
         make_tool(
             run_tests,
+            gate=gate,
+            preview=gate.preview,
             max_chars=TESTS_MAX_CHARS,
             keep="tail",
             timeout_s=timeout_s + 10,  # its own kill comes first; the act's limit is a backstop

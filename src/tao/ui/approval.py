@@ -7,26 +7,31 @@ A decision names the exact calls the person saw (:attr:`tao.state.PendingCall.id
 run has moved on, :func:`tao.approvals.approve_run` refuses with :class:`tao.ResumeError`.
 
 The decision is recorded by :func:`tao.approvals.approve_run` / ``deny_run`` (the
-functions behind those commands), then ``python -m tao resume RUN_ID`` runs as a
+functions behind those commands), then ``tao resume RUN_ID`` runs as a
 child process with no terminal, so a resumed run that reaches another
 dangerous call pauses again instead of blocking the server. The child's output
 goes to a temporary file; if it fails, the last lines are shown on the run's page.
+
+The child is the installed tao under an isolated interpreter, in an empty folder of
+its own, without loader variables (:mod:`tao.selfrun`, SPEC S10): the page is started
+in a project folder, and a ``tao.py`` or ``sitecustomize.py`` there must never run in
+its stead with the user's keys.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from tao import approvals
 from tao.format import labels_for
 from tao.protocol.text import parse_reply
+from tao.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
 from tao.state import Checkpoint, PendingCall
 from tao.store import Store
 from tao.trace import RunResult, Status
@@ -93,6 +98,8 @@ def all_pending(store: Store, limit: int = 50) -> list[Pending]:
 class _Child:
     process: subprocess.Popen[bytes]
     output: IO[bytes]
+    #: Its working folder: empty, its own, removed when it is reaped.
+    folder: Path
 
 
 class Resumer:
@@ -125,16 +132,23 @@ class Resumer:
             if run_id in self._children:
                 return  # already resuming; the decision is read from the log
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed when the child is reaped
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tao", "resume", run_id, "--no-input"],
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "NO_COLOR": "1"},
-                start_new_session=True,  # Ctrl+C on `tao ui` does not cut a resumed run short
-            )
+            folder = empty_folder("tao-resume-")
+            try:
+                process = subprocess.Popen(
+                    tao_command("resume", run_id, "--no-input"),
+                    cwd=folder,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    env=loader_free_environment(NO_COLOR="1"),
+                    start_new_session=True,  # Ctrl+C on `tao ui` does not cut a resumed run short
+                )
+            except OSError:
+                output.close()
+                remove_folder(folder)
+                raise
             self._failures.pop(run_id, None)
-            self._children[run_id] = _Child(process, output)
+            self._children[run_id] = _Child(process, output, folder)
 
     def busy(self, run_id: str) -> bool:
         """Whether a resume of this run is still running."""
@@ -154,6 +168,7 @@ class Resumer:
             if code is None:
                 continue
             del self._children[run_id]
+            remove_folder(child.folder)
             child.output.seek(0)
             text = child.output.read().decode("utf-8", "replace").strip()
             child.output.close()
