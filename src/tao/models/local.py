@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tao.errors import ModelError, ModelUnavailableError
+from tao.errors import ConfigError, ModelError, ModelUnavailableError
 from tao.models.base import Message, ModelReply, ModelRequest, OnText
 from tao.models.bridge import SyncFirstModel
 from tao.models.install import (
@@ -238,6 +238,13 @@ class LocalModel(SyncFirstModel):
         else:
             model_path = Path(path).expanduser()
             self.name = f"local:{path}"
+        if path is not None:
+            # A path the user gave that is wrong is a usage error (exit 2), whatever else
+            # is installed; a missing runtime or embedded model is not (exit 1).
+            if not model_path.is_file():
+                raise ConfigError(f"no model file at {model_path} (local:PATH needs a .gguf file)")
+            if not is_gguf(model_path):
+                raise ConfigError(f"{model_path} is not a GGUF file (tao loads only GGUF models)")
         if not runtime_is_installed():
             raise _unavailable_runtime()
         if path is None:
@@ -251,11 +258,6 @@ class LocalModel(SyncFirstModel):
                     f"the embedded model at {model_path} fails its sha256 check; "
                     f"reinstall it with: {install_command()} --force"
                 )
-        else:
-            if not model_path.is_file():
-                raise ModelUnavailableError(f"no model file at {model_path}")
-            if not is_gguf(model_path):
-                raise ModelError(f"{model_path} is not a GGUF file (tao loads only GGUF models)")
         self.path = model_path
         self.max_tokens = max_tokens
         self.reuse_cache = reuse_cache

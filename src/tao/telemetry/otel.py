@@ -74,19 +74,12 @@ class OpenTelemetry:
 
 
 def _exporting_provider() -> TracerProvider:
-    """A provider batching spans to the OTLP/HTTP endpoint; it flushes them at exit
-    (the SDK's ``shutdown_on_exit``), so a ``tao run`` loses none."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    """A provider batching spans to the OTLP/HTTP endpoint; it flushes them at exit, within
+    a second and with one summary line if the collector is down (:mod:`tao.telemetry.export`),
+    so a ``tao run`` loses none to a collector that answers."""
+    from tao.telemetry.export import exporting_provider
 
-    resource = Resource.create()
-    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
-        resource = resource.merge(Resource({SERVICE_NAME: "tao"}))
-    provider = SdkTracerProvider(resource=resource, shutdown_on_exit=True)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return provider
+    return exporting_provider()
 
 
 def _version() -> str:
