@@ -2,10 +2,10 @@
 
 * ``mysql -pSECRET`` (and ``mariadb``, ``mysqldump``, ``mysqladmin``): the password is
   glued to ``-p``, only on a line that runs one of those;
-* ``--password SECRET``, ``--token SECRET``, ``--api-key SECRET``: an option whose name
-  is a secret's label (:func:`tao.redact.keys.secret_key`), then a space and the value
-  (``--password=SECRET`` is a labelled value, see :mod:`tao.redact.labels`);
-* ``curl -u user:pass``, ``--user user:pass``, ``--proxy-user``: the part after the colon;
+* ``deploy --password SECRET`` (or a token, an API key): an option whose name is a
+  secret's label (:func:`tao.redact.keys.secret_key`), then a space and the value
+  (with ``=`` it is a labelled value, see :mod:`tao.redact.labels`);
+* ``curl -u user:pass`` (or its long forms, user and proxy user): the part after the colon;
 * netrc: ``machine HOST login USER password SECRET`` on one line or several.
 """
 

@@ -23,8 +23,9 @@ _ENV_LINE = re.compile(
     r"(?m)^[ \t]*+(?:export[ \t]++)?[A-Za-z_][A-Za-z0-9_.\-]{0,100}+[ \t]*+[=:][ \t]*+"
     r"""(["']?+)([A-Za-z0-9+/=_\-.~]{16,1000}+)\1[ \t]*+\r?$"""
 )
+_PATH = re.compile(r"(?:\.{0,2}/|~/)|.*\.[A-Za-z][A-Za-z0-9]{0,5}\Z")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-_PARTS = re.compile(r"[_\-.~/+=]+|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+_PARTS = re.compile(r"[_\-.~/+=]+")
 #: Least entropy (bits per character) of a value taken as random.
 MIN_BITS = 3.0
 MIN_LENGTH = 16
@@ -42,19 +43,26 @@ def entropy_spans(text: str) -> Iterator[Span]:
 @lru_cache(maxsize=2048)
 def looks_random(value: str) -> bool:
     """Whether ``value`` reads as a generated secret rather than a word, number or id."""
-    if len(value) < MIN_LENGTH or _UUID.fullmatch(value):
-        return False
+    if len(value) < MIN_LENGTH or _UUID.fullmatch(value) or _PATH.match(value):
+        return False  # a path may hold a random folder name (/tmp/tmpa8Xk2_9q/x.json)
     digits = sum(char.isdigit() for char in value)
     letters = sum(char.isalpha() for char in value)
     if digits < 2 or letters < 2:  # numbers, or words without digits
         return False
-    if all(
-        part.isalpha() or (part.isdigit() and len(part) <= 4)
-        for part in _PARTS.split(value)
-        if part
-    ):
-        return False  # identifiers: my_service_v2_build_17, release-2024-05-01
+    if all(_wordlike(part) for part in _PARTS.split(value) if part):
+        return False  # identifiers and paths: my_service_v2_build_17, /tmp/run-3/x.json
     return bits_per_char(value) >= MIN_BITS
+
+
+def _wordlike(part: str) -> bool:
+    """A word (``alice``, ``Build``, ``JSON``), a short number, or a short lower-case
+    name with digits (``v2``, ``py311``): what identifiers are made of; random text mixes
+    cases and digits at length."""
+    if part.isalpha():
+        return part.islower() or part.isupper() or part.istitle()
+    if part.isdigit():
+        return len(part) <= 4
+    return len(part) <= 6 and part.islower()
 
 
 def bits_per_char(value: str) -> float:

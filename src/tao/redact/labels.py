@@ -1,5 +1,5 @@
 """Secrets known by their label, not their shape: ``password = …``, ``DB_PASS: …``,
-``"api_key": "…"``, ``export TOKEN=…``, ``--db-password=…`` (SPEC S5, S8).
+``"api_key": "…"``, ``export TOKEN=…``, ``mysqld --db-password=…`` (SPEC S5, S8).
 
 One forward pass of one expression finds every ``KEY = `` whose key holds a label word;
 :func:`tao.redact.keys.secret_key` then decides on the key. Each search starts after the
@@ -30,7 +30,8 @@ _LABELLED = re.compile(
     r"""["']?\]?[ \t]*+(?::=|=>|=|:)[ \t]*+(?![=:])"""
 )
 _VALUE = re.compile(
-    r'"((?:[^"\\\n]|\\.){1,1000}+)"'
+    r'\\"((?:[^"\\\n]|\\[^"\n]){1,1000}+)\\"'  # inside a JSON string: \"value\"
+    r'|"((?:[^"\\\n]|\\.){1,1000}+)"'
     r"|'([^'\n]{1,1000}+)'"
     r"|`([^`\n]{1,1000}+)`"
     r"|((?i:(?:bearer|basic|token|digest)[ \t]++)?[^\s\"'`,;&<>(){}\[\]]{1,1000}+)"
@@ -65,9 +66,9 @@ def value_span(text: str, key_start: int, position: int) -> Span | None:
     match = _VALUE.match(text, position)
     if match is None:
         return None
-    group = next(index for index in range(1, 5) if match.group(index) is not None)
+    group = next(index for index in range(1, 6) if match.group(index) is not None)
     start, end = match.span(group)
-    if group == 4:
+    if group == 5:  # bare
         before = text.rfind("\n", max(0, key_start - _LINE_BACK), key_start)
         line_start = before + 1 if before >= 0 or key_start <= _LINE_BACK else -1
         opens = line_start >= 0 and _LINE_START.fullmatch(text, line_start, key_start)
