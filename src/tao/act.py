@@ -206,8 +206,15 @@ def execute(
     if changed is not None:
         return changed
     limit = time_limit(ready, run, timeout_s)
-    result = run_with_limit(run, limit, ready.tool, ready.arguments)
+    result = run_with_limit(_redacted, limit, run, ready.tool, ready.arguments)
     return _observed(ready, result, started, run is call_tool)
+
+
+def _redacted(run: Executor, tool: Tool, arguments: JSONObject) -> str:
+    """The call's output, already redacted: redaction runs inside the call's time limit
+    (SPEC S11), so a tool returning a huge text cannot hold the run past it, and a call
+    cut short while redacting shows nothing of its output."""
+    return redact(run(tool, arguments))
 
 
 async def aexecute(
@@ -220,6 +227,8 @@ async def aexecute(
         return changed
     started, limit = time.perf_counter(), time_limit(ready, call_tool, timeout_s)
     result = await await_with_limit(lambda: _acall(ready.tool, ready.arguments), limit)
+    if isinstance(result, Finished) and result.value is not None:  # awaited: redacted here
+        result = Finished(redact(result.value), result.error)
     return _observed(ready, result, started, True)
 
 
@@ -248,16 +257,16 @@ def _observed(ready: Ready, result: Finished[str] | TimedOut, started: float, ow
             "abandoned and its result, if any, is lost. Try a smaller request."
         )
     elif isinstance(result.error, ToolError):
-        observation = f"Error: {result.error}"
+        observation = redact(f"Error: {result.error}")
     elif isinstance(result.error, Exception):  # a crashing tool is an observation
-        observation = f"Error: {type(result.error).__name__}: {result.error}"
+        observation = redact(f"Error: {type(result.error).__name__}: {result.error}")
     elif result.error is not None:  # KeyboardInterrupt, SystemExit: not the model's doing
         raise result.error
     else:
         observation = str(result.value)
     return Outcome(
         StepKind.ACTION,
-        cut(redact(observation), ready.tool.max_chars, ready.tool.keep),
+        cut(observation, ready.tool.max_chars, ready.tool.keep),  # redacted before the cut
         ready.tool.name,
         ready.arguments,
         time.perf_counter() - started,

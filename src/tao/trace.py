@@ -232,7 +232,7 @@ class RunResult:
         :meth:`from_dict` rebuilds the whole inputs. It is what people are shown, so
         secrets in it are redacted (SPEC S8); the Python objects keep the real text.
         """
-        from tao.redacted import redact_json
+        from tao.redact import redact_json
 
         steps: list[JSON] = []
         before: Step | None = None

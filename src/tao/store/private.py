@@ -19,7 +19,7 @@ from typing import cast
 
 from tao.jsontypes import JSON, JSONObject
 from tao.paths import tao_home
-from tao.redacted import redact_json
+from tao.redact import redact_json
 
 
 def _path(run_id: str) -> Path:

@@ -20,8 +20,7 @@ from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
-from tao.redact import redact, redact_url
-from tao.redacted import redact_json, redact_optional
+from tao.redact import redact, redact_json, redact_optional, redact_url
 from tao.state import RunConfig
 from tao.trace import RunResult, Status
 

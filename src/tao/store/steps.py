@@ -20,8 +20,7 @@ from typing import cast
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.redact import redact
-from tao.redacted import redact_json
+from tao.redact import redact, redact_json
 from tao.store import transcript
 from tao.store.rows import Connection, Row, dumps, loads, loads_object
 from tao.trace import RunResult, Step

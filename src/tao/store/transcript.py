@@ -26,7 +26,7 @@ from typing import cast
 from tao.errors import StateError
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.redacted import redact_json
+from tao.redact import redact_json
 from tao.state import Checkpoint
 from tao.store.rows import Connection, SQLValue, dumps, loads
 

@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from tao.act import Ready
 from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest
-from tao.redact import redact
-from tao.redacted import redact_json
+from tao.redact import redact, redact_json
 from tao.trace import RunResult, Step
 
 #: An attribute value as OpenTelemetry takes it.

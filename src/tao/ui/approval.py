@@ -30,13 +30,45 @@ from typing import IO
 
 from tao import approvals
 from tao.format import labels_for
+from tao.jsontypes import JSON, JSONObject
 from tao.protocol.text import parse_reply
+from tao.redact import REDACTED, redact, redact_json
 from tao.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
 from tao.state import Checkpoint, PendingCall
 from tao.store import Store
 from tao.trace import RunResult, Status
 
 _FAILURE_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCall:
+    """A waiting call as a person is shown it: its arguments and preview redacted (SPEC S8,
+    S11), its id the real call's, so a decision still names the exact call that runs with
+    its real arguments (SPEC S7)."""
+
+    id: str
+    tool: str
+    arguments: JSONObject
+    effects: tuple[str, ...]
+    preview: str | None
+    warning: str | None
+    #: How many values were hidden from the arguments and preview.
+    hidden: int
+
+
+def shown_call(call: PendingCall) -> ShownCall:
+    """``call`` with every secret in its arguments and preview replaced by ``[REDACTED]``."""
+    arguments = redact_json(call.arguments)
+    preview = None if call.preview is None else redact(call.preview)
+    hidden = _hidden(call.arguments, arguments) + _hidden(call.preview, preview)
+    shown = arguments if isinstance(arguments, dict) else {}
+    return ShownCall(call.id, call.tool, shown, call.effects, preview, call.warning, hidden)
+
+
+def _hidden(before: JSON | None, after: JSON | None) -> int:
+    """Markers in ``after`` that were not in ``before``: the values hidden."""
+    return str(after).count(REDACTED) - str(before).count(REDACTED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +78,8 @@ class Pending:
 
     run_id: str
     task: str
-    calls: tuple[PendingCall, ...]
+    #: The calls, redacted as shown (the real ones stay in the run's private checkpoint).
+    calls: tuple[ShownCall, ...]
     #: The text of the reply that asked for the calls.
     reply: str | None = None
     #: That reply's Thought: why the model wants the calls.
@@ -64,7 +97,8 @@ def _decided(checkpoint: Checkpoint | None) -> str | None:
 
 
 def pending_of(store: Store, result: RunResult) -> Pending | None:
-    """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``."""
+    """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``; every text in
+    it redacted, as on every surface (SPEC S8, S11): the store hands back the real calls."""
     if result.status != Status.AWAITING_APPROVAL or not result.pending:
         return None
     checkpoint = store.load_state(result.run_id)
@@ -76,10 +110,10 @@ def pending_of(store: Store, result: RunResult) -> Pending | None:
         thought = reply.text.strip() or None if parsed is None else parsed.thought
     return Pending(
         run_id=result.run_id,
-        task=result.task,
-        calls=tuple(result.pending),
-        reply=reply.text if reply is not None else None,
-        thought=thought,
+        task=redact(result.task),
+        calls=tuple(shown_call(call) for call in result.pending),
+        reply=redact(reply.text) if reply is not None else None,
+        thought=None if thought is None else redact(thought),
         decided=_decided(checkpoint),
     )
 

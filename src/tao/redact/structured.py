@@ -7,11 +7,18 @@ which redacting as text could cut through. These walk the value instead.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 
 from tao.jsontypes import JSON
-from tao.redact import _ANY_NEEDLE, _lowered, redact
-from tao.secret_labels import REDACTED
+from tao.redact.marker import REDACTED
+from tao.redact.scan import redact
+
+#: Words a key naming a secret holds (``api_key``, ``clientSecret``), in any case.
+_LABEL_WORD = re.compile(
+    r"(?i:pass|pwd|pw|secret|token|key|auth|cred|dsn|jwt|cookie|session"
+    r"|bearer|sig|webhook|sas|hmac|salt|connection|private)"
+)
 
 
 def redact_json(value: JSON) -> JSON:
@@ -41,7 +48,7 @@ def _redact_item(key: str, item: JSON) -> JSON:
 @lru_cache(maxsize=1024)
 def _may_name_a_secret(key: str) -> bool:
     """Whether a JSON key holds a secret's label (``api_key``); the same few keys recur."""
-    return _ANY_NEEDLE.search(_lowered(key)) is not None
+    return _LABEL_WORD.search(key) is not None
 
 
 def redact_optional(text: str | None) -> str | None:
