@@ -37,6 +37,7 @@ from tao.eval.config import (
 )
 from tao.eval.data import Benchmark, Question
 from tao.eval.prompts import STYLES
+from tao.store.factory import open_store
 
 if TYPE_CHECKING:
     from tao.cli.eval_progress import BarProgress
@@ -273,7 +274,6 @@ def _execute(
     from tao.cli.live import loading
     from tao.eval.runner import Execution, run_all, run_strategy
     from tao.models import load_model
-    from tao.store import Store
 
     local = options.executor == "local"
     model = None
@@ -281,7 +281,7 @@ def _execute(
         with loading(config.model, progress.progress.console):
             model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
-    store = Store.open()
+    store = open_store()
     if options.strategy == "all":
         return run_all(
             config, questions, store=store, execution=execution, progress=progress, model=model

@@ -24,10 +24,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from tao.act import Outcome
-    from tao.exchange import RunTools
     from tao.models.base import Model
-    from tao.trace import RunResult, Step
+    from tao.run.act import Outcome
+    from tao.run.exchange import RunTools
+    from tao.state.result import RunResult, Step
 
 #: Where OTLP exporters send spans; either one turns the export on (OpenTelemetry's names).
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

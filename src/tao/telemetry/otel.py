@@ -32,13 +32,13 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, TracerProvider
 
-from tao.act import Outcome, Ready
-from tao.exchange import RunTools
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
-from tao.runs import describe_error
+from tao.run.act import Outcome, Ready
+from tao.run.exchange import RunTools
+from tao.run.setup import describe_error
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.telemetry import Job, RunTracing, global_provider_set
 from tao.telemetry import attributes as attrs
-from tao.trace import RunResult, Status, Step, StepKind
 
 _owning = threading.Lock()
 

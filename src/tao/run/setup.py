@@ -1,4 +1,4 @@
-"""From a :class:`~tao.state.RunConfig` to a run: build what the loop needs, start, reopen.
+"""From a :class:`~tao.state.config.RunConfig` to a run: build what the loop needs, start, reopen.
 
 The agent (:mod:`tao.agent`) is the public face; the decisions behind it live
 here, so that ``tao resume`` and ``tao eval`` rebuild an agent from a recorded
@@ -22,16 +22,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tao.errors import ConfigError, ResumeError, StateError, TaoError
-from tao.exchange import LoopSetup
-from tao.loop import Loop, react
 from tao.models import Message, Model, load_model
-from tao.output import OutputSpec, schema_of
-from tao.pricing import cost_known
+from tao.models.pricing import cost_known
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
-from tao.state import Checkpoint, Decision, RunConfig
+from tao.run.exchange import LoopSetup
+from tao.run.loop import Loop, react
+from tao.run.output import OutputSpec, schema_of
+from tao.state.budget import Usage
+from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.result import RunResult, Status
+from tao.store.factory import open_store
 from tao.tools.base import Tool, make_tool
-from tao.trace import RunResult, Status, Usage
 
 if TYPE_CHECKING:
     from tao.store import RunSummary, Store
@@ -242,9 +244,7 @@ def follow(
 
 def _stored(store: Store | None, run_id: str) -> tuple[RunSummary, Checkpoint | None, int]:
     if store is None:
-        from tao.store import Store
-
-        with Store.open() as log:
+        with open_store() as log:
             return _stored(log, run_id)
     summary = store.get_summary(run_id)
     return summary, store.load_state(summary.run_id), _conversation_calls(store, summary)

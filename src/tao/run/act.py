@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tao.errors import ToolError
-from tao.frozen import frozen
-from tao.jsontypes import JSON, JSONObject
 from tao.redact import redact
-from tao.state import PendingCall
+from tao.state.config import PendingCall
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import StepKind
 from tao.tools.base import Tool, cut, normal_name, to_text
 from tao.tools.limits import Finished, TimedOut, await_with_limit, run_with_limit
-from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
 Executor = Callable[[Tool, JSONObject], str]

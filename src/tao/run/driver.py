@@ -15,11 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Outcome, Person, Ready, call_tool, execute
-from tao.children import kill_all
 from tao.errors import FatalError
 from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
-from tao.exchange import (
+from tao.run.act import Approver, Outcome, Person, Ready, call_tool, execute
+from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
     AskApproval,
@@ -29,12 +28,13 @@ from tao.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
-from tao.loop import Loop
-from tao.output import typed
-from tao.runs import Start
-from tao.state import Checkpoint, Decision, PendingCall
+from tao.run.loop import Loop
+from tao.run.output import typed
+from tao.run.setup import Start
+from tao.sandbox.children import kill_all
+from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.state.result import RunObserver, RunResult, Status
 from tao.tools.limits import disarm
-from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.agent import Agent
