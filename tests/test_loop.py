@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from tao.models.base import ModelReply
 from tao.protocol.labels import get_labels
-from tao.run.act import Outcome
 from tao.run.exchange import (
     ApprovalAnswer,
     AskApproval,
@@ -25,6 +24,7 @@ from tao.run.exchange import (
     StepsDone,
 )
 from tao.run.loop import Loop, react
+from tao.state.calls import Outcome
 from tao.state.config import RunConfig
 from tao.state.result import Status, StepKind
 from tao.tools.base import Tool, make_tool, tool

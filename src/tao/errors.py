@@ -131,3 +131,8 @@ class MissingPackageError(FatalError):
 
 class ResumeError(FatalError):
     """A run that cannot be continued: it ended, or it is not where it was said to be."""
+
+
+def describe_error(error: Exception) -> str:
+    """One line for a failure: tao's own errors speak for themselves."""
+    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"

@@ -21,9 +21,9 @@ from typing import Literal, TypeVar, dataclass_transform
 
 from tao.models.base import Message, ModelReply, ModelRequest
 from tao.protocol.labels import Labels
-from tao.run.act import Outcome, Ready
 from tao.run.output import OutputSpec
 from tao.state.budget import Usage
+from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.result import Status, Step

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tao.run.act import Outcome, Ready
 from tao.run.transcript import Turn
+from tao.state.calls import Outcome, Ready
 from tao.state.config import Completed, PendingCall
 from tao.state.result import StepKind
 

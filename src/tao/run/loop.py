@@ -27,7 +27,7 @@ from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
 from tao.run import journal
-from tao.run.act import Call, Outcome, Ready, approval_reason, needs_approval, prepare, refuse
+from tao.run.act import approval_reason, needs_approval, prepare, refuse
 from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
@@ -59,6 +59,7 @@ from tao.run.transcript import (
     stops,
 )
 from tao.state.budget import Budget, Usage
+from tao.state.calls import Call, Outcome, Ready
 from tao.state.config import Checkpoint, Decision, PendingCall
 from tao.state.jsontypes import JSON
 from tao.state.result import Status, Step, StepKind

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from tao.run.act import Outcome, Ready
+from tao.state.calls import Outcome, Ready
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject, canonical_json
 from tao.state.result import Step, StepKind

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tao.errors import ConfigError, ResumeError, StateError, TaoError
+from tao.errors import ConfigError, ResumeError, StateError
 from tao.models import Message, Model, load_model
 from tao.models.pricing import cost_known
 from tao.protocol import prompts
@@ -50,11 +50,6 @@ def finish(answer: str) -> str:
 def new_run_id() -> str:
     """Time-ordered and unique: ``tao runs list`` sorts by it."""
     return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(6)}"
-
-
-def describe_error(error: Exception) -> str:
-    """One line for a failure: tao's own errors speak for themselves."""
-    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
 from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
-from tao.run.act import Call, Outcome
 from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.run.repeats import Earlier
+from tao.state.calls import Call, Outcome
 from tao.state.config import Completed, Decision
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Step, StepKind

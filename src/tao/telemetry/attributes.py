@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from tao.models.base import Message, ModelReply, ModelRequest
 from tao.redact import redact, redact_json
-from tao.run.act import Ready
+from tao.state.calls import Ready
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Step
 
