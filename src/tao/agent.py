@@ -46,7 +46,6 @@ from tao.run.setup import Start, begin, build_setup, follow, reopen
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.state.result import RunObserver, RunResult, Status
-from tao.store.factory import open_store
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
 
@@ -252,6 +251,8 @@ class Agent:
         if self.record is False:
             return None
         if self._store is None:
+            from tao.store.factory import open_store
+
             self._store = open_store()
         return self._store
 

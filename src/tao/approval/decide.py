@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from tao.errors import ResumeError
 from tao.state.config import Decision, PendingCall, RunConfig
 from tao.state.result import Status
-from tao.store.factory import open_store
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -39,6 +38,8 @@ class Waiting:
 
 
 def _open(store: Store | None) -> Store:
+
+    from tao.store.factory import open_store
 
     return store if store is not None else open_store()
 

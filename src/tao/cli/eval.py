@@ -37,7 +37,6 @@ from tao.eval.config import (
 )
 from tao.eval.data import Benchmark, Question
 from tao.eval.prompts import STYLES
-from tao.store.factory import open_store
 
 if TYPE_CHECKING:
     from tao.cli.eval_progress import BarProgress
@@ -281,6 +280,8 @@ def _execute(
         with loading(config.model, progress.progress.console):
             model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
+    from tao.store.factory import open_store
+
     store = open_store()
     if options.strategy == "all":
         return run_all(

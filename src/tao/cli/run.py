@@ -31,7 +31,6 @@ from tao.run.output import schema_of
 from tao.state.config import PendingCall, RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunObserver, RunResult
-from tao.store.factory import open_store
 from tao.tools.base import Tool
 
 #: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
@@ -370,6 +369,8 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
 
     context = click.get_current_context()
     try:
+        from tao.store.factory import open_store
+
         with open_store() as store:
             parent = store.get_summary(run_id)
         if parent.status.resumable:

@@ -32,7 +32,6 @@ from tao.run.output import OutputSpec, schema_of
 from tao.state.budget import Usage
 from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.state.result import RunResult, Status
-from tao.store.factory import open_store
 from tao.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
@@ -239,6 +238,8 @@ def follow(
 
 def _stored(store: Store | None, run_id: str) -> tuple[RunSummary, Checkpoint | None, int]:
     if store is None:
+        from tao.store.factory import open_store
+
         with open_store() as log:
             return _stored(log, run_id)
     summary = store.get_summary(run_id)
