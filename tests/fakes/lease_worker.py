@@ -2,7 +2,8 @@
 tests.fakes.lease_worker run|resume SCRIPT MARKS [RUN_ID]``.
 
 The run's one tool, ``slow_write``, is a side effect (it needs approval) that appends
-``PID start TEXT`` to MARKS, sleeps ``$SLOW_S`` seconds, then appends ``PID end TEXT``: a
+``PID start TEXT`` to MARKS, sleeps ``$SLOW_S`` seconds (less once ``MARKS.go`` exists),
+then appends ``PID end TEXT``: a
 step that runs twice leaves two ``start`` lines. ``run`` with ``APPROVE=1`` approves it
 itself (a live run, busy in its tool); without, the run pauses for approval. ``resume``
 approves the waiting call. Prints one JSON object: the run's id and status, or
@@ -27,7 +28,9 @@ def main(argv: list[str]) -> int:
         """Write text down, slowly."""
         with open(marks, "a", encoding="utf-8") as out:
             out.write(f"{os.getpid()} start {text}\n")
-        time.sleep(float(os.environ.get("SLOW_S", "3")))
+        until = time.monotonic() + float(os.environ.get("SLOW_S", "3"))
+        while time.monotonic() < until and not os.path.exists(marks + ".go"):
+            time.sleep(0.05)  # a test ends the call early by creating MARKS.go
         with open(marks, "a", encoding="utf-8") as out:
             out.write(f"{os.getpid()} end {text}\n")
         return "written"

@@ -109,7 +109,7 @@ def test_tao_resume_of_a_run_busy_in_a_tool_is_refused_and_changes_nothing_R5(
     and the Python API's resume are refused with the holder named, exit 2, and the run
     goes on untouched in its own process."""
     script, marks = replay(SCRIPT), tmp_path / "marks.txt"
-    live = _worker("run", script, marks, APPROVE="1", SLOW_S="10")
+    live = _worker("run", script, marks, APPROVE="1", SLOW_S="120")
     try:
         _wait_for(lambda: len(_starts(marks)) == 1, "the live run's tool call")
         run_id = _live_run_id()
@@ -127,6 +127,7 @@ def test_tao_resume_of_a_run_busy_in_a_tool_is_refused_and_changes_nothing_R5(
         with Store.open() as store:
             assert (store.get_summary(run_id), store.load_state(run_id)) == before
     finally:
+        Path(f"{marks}.go").touch()  # the live run's tool call may end now
         code, out_live, err = _finish(live)
     assert code == 0 and out_live["status"] == "finished", err
     assert len(_starts(marks)) == 1
@@ -186,7 +187,7 @@ def test_a_long_tool_call_keeps_its_lease_past_the_lease_time_R5(
     """R5: the holder renews its lease while blocked in a tool call three times longer than
     the lease, so a resume in the meantime is still refused."""
     script, marks = replay(SCRIPT), tmp_path / "marks.txt"
-    live = _worker("run", script, marks, APPROVE="1", SLOW_S="8", TAO_LEASE_S="1")
+    live = _worker("run", script, marks, APPROVE="1", SLOW_S="120", TAO_LEASE_S="1")
     try:
         _wait_for(lambda: len(_starts(marks)) == 1, "the live run's tool call")
         run_id = _live_run_id()
@@ -196,6 +197,7 @@ def test_a_long_tool_call_keeps_its_lease_past_the_lease_time_R5(
         )
         assert code == 3 and f"pid {live.pid}" in busy["busy"], err
     finally:
+        Path(f"{marks}.go").touch()
         code, out, err = _finish(live)
     assert code == 0 and out["status"] == "finished", err
     assert len(_starts(marks)) == 1

@@ -261,14 +261,19 @@ class _Heartbeat:
         self._due: dict[int, tuple[float, RunLease]] = {}
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
+        #: When the thread wakes next by itself; a lease due before then wakes it sooner.
+        #: Waking a thread costs more than a step, so back-to-back runs do not.
+        self._sleeps_until = 0.0
 
     def add(self, lease: RunLease) -> None:
         with self._wake:
-            self._due[id(lease)] = (time.monotonic() + _beat(lease), lease)
+            due = time.monotonic() + _beat(lease)
+            self._due[id(lease)] = (due, lease)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="tao-lease", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            elif due < self._sleeps_until:
+                self._wake.notify()
 
     def remove(self, lease: RunLease) -> None:
         with self._wake:
@@ -277,12 +282,15 @@ class _Heartbeat:
     def _serve(self) -> None:
         while True:
             with self._wake:
-                while not self._due:
-                    self._wake.wait()
                 now = time.monotonic()
+                if not self._due:  # idle: look again a beat of the default lease later
+                    self._sleeps_until = now + lease_s() / RENEWALS_PER_LEASE
+                    self._wake.wait(self._sleeps_until - now)
+                    continue
                 first = min(due for due, _ in self._due.values())
                 if first > now:
-                    self._wake.wait(first - now)  # or sooner, for a lease added meanwhile
+                    self._sleeps_until = first
+                    self._wake.wait(first - now)  # or sooner, for a lease due sooner
                     continue
                 ready = [(key, lease) for key, (due, lease) in self._due.items() if due <= now]
                 for key, lease in ready:
