@@ -44,8 +44,9 @@ from tao.events import (
     ObservationEvent,
     TextDelta,
 )
-from tao.state import Checkpoint, PendingCall, RunConfig
-from tao.trace import RunResult, Status, Step, StepKind, Usage
+from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
+from tao.state.budget import Usage
 
 if TYPE_CHECKING:
     from tao.agent import Agent

@@ -43,7 +43,6 @@ USAGE_MISTAKES: dict[str, list[str]] = {
     "run --output-schema not an object": [
         "run", "x", "-m", "{replay}", "--output-schema", "{tmp}/list.json",
     ],
-    "run wiki without --corpus": ["run", "x", "-m", "{replay}", "-t", "wiki"],
     "run missing --corpus file": [
         "run", "x", "-m", "{replay}", "-t", "wiki", "--corpus", "{tmp}/missing.jsonl",
     ],

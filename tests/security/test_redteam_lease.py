@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
+from tao.store.factory import open_store
 from tao.store import Store
-from tao.trace import Status
+from tao.state.result import Status
 
 REPO = Path(__file__).resolve().parents[2]
 Replay = Callable[[list[str]], Path]
@@ -66,7 +67,7 @@ def _paused_run(script: Path, marks: Path) -> str:
 
 
 def _live_run_id() -> str:
-    with Store.open() as store:
+    with open_store() as store:
         runs = store.list_runs(limit=1)
     return runs[0].run_id
 
@@ -93,7 +94,7 @@ def test_two_resumes_at_once_of_a_paused_run_one_acts_the_other_is_refused_R5(
     assert f"run {run_id} is being run by another process" in message
     assert f"host {socket.gethostname()}, pid {winner}, since " in message
     assert "nothing was changed" in message
-    with Store.open() as store:
+    with open_store() as store:
         stored = store.get_run(run_id)
         lease = store.get_lease(run_id)
     assert stored.status is Status.FINISHED
@@ -113,7 +114,7 @@ def test_tao_resume_of_a_run_busy_in_a_tool_is_refused_and_changes_nothing_R5(
     try:
         _wait_for(lambda: len(_starts(marks)) == 1, "the live run's tool call")
         run_id = _live_run_id()
-        with Store.open() as store:
+        with open_store() as store:
             before = (store.get_summary(run_id), store.load_state(run_id))
         out = tao_cli("resume", run_id, "--no-input")
         assert out.returncode == 2, out.stderr
@@ -124,7 +125,7 @@ def test_tao_resume_of_a_run_busy_in_a_tool_is_refused_and_changes_nothing_R5(
         assert approve.returncode == 2 and f"pid {live.pid}" in approve.stderr
         code, busy, err = _finish(_worker("resume", script, marks, run_id))
         assert code == 3 and f"pid {live.pid}" in busy["busy"], err
-        with Store.open() as store:
+        with open_store() as store:
             assert (store.get_summary(run_id), store.load_state(run_id)) == before
     finally:
         Path(f"{marks}.go").touch()  # the live run's tool call may end now
@@ -143,7 +144,7 @@ def test_a_killed_holder_frees_the_run_at_once_on_its_own_host_R5_R1(
     live = _worker("run", script, marks, APPROVE="1", SLOW_S="60")
     _wait_for(lambda: len(_starts(marks)) == 1, "the live run's tool call")
     run_id = _live_run_id()
-    with Store.open() as store:
+    with open_store() as store:
         held = store.get_lease(run_id)
     assert held is not None and held.pid == live.pid
     live.send_signal(signal.SIGKILL)
@@ -167,7 +168,7 @@ def test_a_dead_worker_on_another_host_frees_the_run_when_its_lease_runs_out_R5(
     run_id = _paused_run(script, marks)
     from tao.store.lease import Terms
 
-    with Store.open() as store:
+    with open_store() as store:
         store.take_lease(run_id, Terms("worker-7.example:4242:feedbeef", 8.0))
         held = store.get_lease(run_id)
     assert held is not None

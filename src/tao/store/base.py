@@ -6,13 +6,13 @@ only connect, run transactions and word errors: :class:`tao.store.sqlite.SQLiteS
 (``TAO_DATABASE_URL``). Every query is written here once, with ``?`` placeholders,
 against the :class:`~tao.store.rows.Connection` a subclass yields.
 
-    store = Store.open()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
+    store = open_store()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
     for summary in store.list_runs(limit=5):
         print(summary.run_id[:8], summary.status, summary.task)
     result = store.get_run("3f2a")           # a unique prefix is enough
 
-Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.Checkpoint`
-and a :class:`tao.state.RunConfig` go in and come out; a damaged JSON column is a
+Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.config.Checkpoint`
+and a :class:`tao.state.config.RunConfig` go in and come out; a damaged JSON column is a
 :class:`tao.errors.StateError` naming the run.
 """
 
@@ -27,11 +27,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar, cast
 
+from tao.store.factory import open_store
 from tao.errors import StateError, StoreError, UnknownRunError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.models.base import Message
 from tao.paths import DATABASE_URL_ENV, database_url
-from tao.state import Checkpoint, PendingCall, RunConfig
+from tao.state.config import Checkpoint, PendingCall, RunConfig
 from tao.store import lease as _lease
 from tao.store import private, transcript
 from tao.store.query import RunPage, RunQuery, find_runs, models
@@ -49,7 +50,8 @@ from tao.store.rows import (
 )
 from tao.store.schema import SCHEMA_VERSION
 from tao.store.steps import insert_step, read_steps, stored_indexes
-from tao.trace import RunResult, Status, Step, Usage
+from tao.state.result import RunResult, Status, Step
+from tao.state.budget import Usage
 
 T = TypeVar("T")
 
@@ -75,26 +77,6 @@ class Store(ABC):
             self._tails[run_id] = end
         return end
 
-    @staticmethod
-    def open(path: Path | str | None = None) -> Store:
-        """Open (creating and migrating if needed) the run log.
-
-        ``path`` names an SQLite file. Without it, ``TAO_DATABASE_URL``
-        (``postgresql://…``) selects PostgreSQL, else ``$TAO_HOME/tao.db``.
-        """
-        url = database_url()
-        if path is None and url:
-            try:  # psycopg is an optional extra, imported only when asked for
-                from tao.store.postgres import PostgresStore
-            except ImportError:
-                raise StoreError(
-                    f"{DATABASE_URL_ENV} selects PostgreSQL, which needs psycopg: "
-                    "pip install 'tao[postgres]' (or unset it to use the SQLite run log)"
-                ) from None
-            return PostgresStore.connect(url)
-        from tao.store.sqlite import SQLiteStore
-
-        return SQLiteStore.connect(path)
 
     # -- what a backend provides -----------------------------------------------------
 

@@ -4,7 +4,7 @@
     tao run "…"                  # recorded in PostgreSQL
     tao runs list                # read from it
 
-:meth:`tao.store.Store.open` returns a :class:`PostgresStore` when
+:meth:`tao.store.open_store` returns a :class:`PostgresStore` when
 ``TAO_DATABASE_URL`` is set. It implements :class:`tao.store.base.Store`, whose
 queries are the ones the SQLite log runs (written with ``?`` placeholders,
 translated to psycopg's ``%s`` here); rows come back readable by name and
@@ -31,6 +31,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import RowMaker
 
+from tao.store.factory import open_store
 from tao.errors import StoreError
 from tao.paths import DATABASE_URL_ENV
 from tao.store.base import Store
@@ -109,7 +110,7 @@ class PostgresStore(Store):
     """The run log in one PostgreSQL database; one connection shared by threads under a lock."""
 
     def __init__(self, url: str, conn: psycopg.Connection[PostgresRecord]) -> None:
-        """Use :meth:`connect` (or ``Store.open()`` with ``TAO_DATABASE_URL``)."""
+        """Use :meth:`connect` (or ``open_store()`` with ``TAO_DATABASE_URL``)."""
         super().__init__(display_url(url))
         self.url = url
         self._pg = conn

@@ -23,7 +23,7 @@ which resumes from the checkpoint before it and is asked again.
     writer.flush()                                     # written now
     writer.on_finish(result)                           # the rest, and the run's end
 
-It is the run log's :class:`tao.trace.RunObserver` for the agent's own run log (the
+It is the run log's :class:`tao.state.result.RunObserver` for the agent's own run log (the
 driver hands it steps itself, so ``on_step`` does nothing);
 :class:`tao.store.RunRecorder` is the one to attach to any other run.
 """
@@ -36,10 +36,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from tao.state import Checkpoint, RunConfig
+from tao.state.config import Checkpoint, RunConfig
 from tao.store.base import Store
 from tao.store.lease import RunLease
-from tao.trace import RunResult, Step
+from tao.state.result import RunResult, Step
 
 #: How long a finished step may wait for its write.
 WRITE_WITHIN_S = 0.05
