@@ -307,6 +307,8 @@ class _SyncDriver(Driver):
         except KeyboardInterrupt:  # Ctrl-C: recorded as interrupted, children ended (R2)
             self.stop(Status.INTERRUPTED)
             raise
+        finally:
+            self.let_go()
 
     def _drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.parts.setup)
@@ -351,6 +353,8 @@ class _AsyncDriver(Driver):
         except KeyboardInterrupt:
             self.stop(Status.INTERRUPTED)
             raise
+        finally:
+            self.let_go()
 
     async def _drive(self, start: Start) -> RunResult:
         result, loop = self.open(start), start.loop(self.parts.setup)

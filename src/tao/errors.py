@@ -133,6 +133,15 @@ class ResumeError(FatalError):
     """A run that cannot be continued: it ended, or it is not where it was said to be."""
 
 
+class RunBusyError(ResumeError):
+    """Another process holds the run's lease (SPEC R5): it is acting for the run now, so
+    this one changes nothing. ``holder`` names it (``host:pid:random`` for a tao process)."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
 def describe_error(error: Exception) -> str:
     """One line for a failure: tao's own errors speak for themselves."""
     return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"

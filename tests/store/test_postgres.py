@@ -106,14 +106,14 @@ def test_newer_schema_is_refused_and_left_untouched_M3(
     """M3: a database written by a newer tao is a clear error, never a guess."""
     with psycopg.connect(pg_database) as conn:
         conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        conn.execute("INSERT INTO schema_version VALUES (7)")
+        conn.execute("INSERT INTO schema_version VALUES (99)")
         conn.execute("CREATE TABLE future (x INTEGER)")
     monkeypatch.setenv("TAO_DATABASE_URL", pg_database)
     with pytest.raises(StoreError) as info:
         open_store()
     where = pg_database.replace(":tao-test@", "@")
     assert str(info.value) == (
-        f"the run log {where} was written by a newer tao (schema v7, this tao knows "
+        f"the run log {where} was written by a newer tao (schema v99, this tao knows "
         f"v{SCHEMA_VERSION}); upgrade tao, or set TAO_DATABASE_URL to use another run log"
     )
     assert _columns_postgres(pg_database) == {"future": ["x"], "schema_version": ["version"]}

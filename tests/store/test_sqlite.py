@@ -52,7 +52,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -96,14 +96,14 @@ def test_newer_schema_is_refused_with_upgrade_advice_and_left_untouched_M3(db: P
     db.parent.mkdir(parents=True)
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE future (x)")
-    conn.execute("PRAGMA user_version = 7")
+    conn.execute("PRAGMA user_version = 99")
     conn.commit()
     conn.close()
     before = digest(db)
     with pytest.raises(StoreError) as info:
         open_store(db)
     assert str(info.value) == (
-        f"the run log {db} was written by a newer tao (schema v7, this tao knows "
+        f"the run log {db} was written by a newer tao (schema v99, this tao knows "
         f"v{SCHEMA_VERSION}); upgrade tao, or set TAO_HOME to use another run log"
     )
     assert digest(db) == before

@@ -38,7 +38,6 @@ class Waiting:
 
 
 def _open(store: Store | None) -> Store:
-
     from tao.store.factory import open_store
 
     return store if store is not None else open_store()
@@ -56,8 +55,17 @@ def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
 def _decide(
     run_id: str, decision: Decision, store: Store | None, calls: Sequence[str] | None
 ) -> str:
+    from tao.store.heartbeat import RunLease
+
     log = _open(store)
     run_id = log.resolve(run_id)
+    with RunLease(log, run_id).holding():  # not while a process acts for it (SPEC R5)
+        return _record_decision(log, run_id, decision, calls)
+
+
+def _record_decision(
+    log: Store, run_id: str, decision: Decision, calls: Sequence[str] | None
+) -> str:
     status = log.get_summary(run_id).status
     checkpoint = log.load_state(run_id)
     if status != Status.AWAITING_APPROVAL or checkpoint is None or not checkpoint.pending:
@@ -109,6 +117,7 @@ def agent_for_run(
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
+    log.check_free(summary.run_id)  # a run live elsewhere: say so, whatever its tools
     config = rebuildable(summary.run_id, summary.config)
     return Agent(config=config, record=log, approve=approve, executor=executor)
 

@@ -117,6 +117,10 @@ class Driver:
 
     def open(self, start: Start) -> RunResult:
         self.result = start.result
+        if self.writer is not None:  # one process at a time acts for the run (SPEC R5)
+            from tao.store.heartbeat import RunLease
+
+            self.writer.lease = start.lease or RunLease(self.writer.store, start.result.run_id)
         if self.observers:
             with self._partial(start.result):
                 for observer in self.observers:
@@ -190,6 +194,12 @@ class Driver:
                 return request
             self.note(request, result)
             answer = None
+
+    def let_go(self) -> None:
+        """The driver is done: a lease its run's end did not release (the run log failed,
+        the process is leaving) is given up now, not left to run out."""
+        if self.writer is not None and self.writer.lease is not None:
+            self.writer.lease.release()
 
     def stop(self, status: Status) -> None:
         """Stop the run from outside (Ctrl-C, SIGTERM, ``cancel()``), from any thread.

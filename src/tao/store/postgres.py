@@ -148,6 +148,12 @@ class PostgresStore(Store):
             except psycopg.Error as error:
                 raise _store_error(self.url, error) from None
 
+    def now(self, conn: Connection) -> float:
+        """The server's clock: every host sharing the log times leases by it."""
+        row = conn.execute("SELECT extract(epoch from clock_timestamp())::double precision")
+        value = row.fetchone()
+        return float(value[0]) if value is not None else 0.0
+
     def _disconnect(self) -> None:
         self._pg.close()
 
