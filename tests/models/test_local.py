@@ -68,7 +68,7 @@ def test_calculator_episode_through_the_cli_M5(tao_cli: Callable[..., Any]) -> N
 @needs_model
 def test_prefix_reuse_and_naive_baseline() -> None:
     from tao.models.local import LocalModel
-    from tao.pricing import cost_known
+    from tao.models.pricing import cost_known
 
     model = LocalModel()
     messages = [

@@ -42,7 +42,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from tao.selfrun import empty_folder, loader_free_environment, python_command, remove_folder
+from tao.sandbox.selfrun import empty_folder, loader_free_environment, python_command, remove_folder
 
 __all__ = [
     "MODEL_FILENAME",
@@ -249,7 +249,8 @@ def model_is_installed(path: Path | None = None) -> bool:
 
 def _pip(args: Sequence[str], *, env: dict[str, str] | None = None) -> None:
     """pip under the isolated interpreter, in an empty folder, without loader variables
-    (:mod:`tao.selfrun`): a ``pip.py`` in the working folder must not run instead (SPEC S10)."""
+    (:mod:`tao.sandbox.selfrun`): a ``pip.py`` in the working folder must not run instead
+    (SPEC S10)."""
     command = python_command("-m", "pip", *args)
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
     folder = empty_folder("tao-pip-")

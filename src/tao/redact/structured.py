@@ -10,9 +10,9 @@ import json
 import re
 from functools import lru_cache
 
-from tao.jsontypes import JSON
 from tao.redact.marker import REDACTED
 from tao.redact.scan import redact
+from tao.state.jsontypes import JSON
 
 #: Words a key naming a secret holds (``api_key``, ``clientSecret``), in any case.
 _LABEL_WORD = re.compile(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -32,13 +32,12 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, TracerProvider
 
-from tao.act import Outcome, Ready
-from tao.exchange import RunTools
+from tao.errors import describe_error
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
-from tao.runs import describe_error
-from tao.telemetry import Job, RunTracing, global_provider_set
+from tao.state.calls import Outcome, Ready
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.telemetry import attributes as attrs
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.telemetry.hooks import Job, RunTracing, global_provider_set
 
 _owning = threading.Lock()
 
@@ -219,10 +218,10 @@ class RunSpans:
         finally:
             span.end()
 
-    def tools(self, request: RunTools, jobs: list[Job]) -> list[Job]:
+    def tools(self, step: int, calls: Sequence[Ready], jobs: list[Job]) -> list[Job]:
         return [
-            functools.partial(self._tool, request.step, ready, job)
-            for ready, job in zip(request.calls, jobs, strict=True)
+            functools.partial(self._tool, step, ready, job)
+            for ready, job in zip(calls, jobs, strict=True)
         ]
 
     def _tool(self, step: int, ready: Ready, job: Job) -> Outcome:

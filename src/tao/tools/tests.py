@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from tao.children import kill_group, tracked
 from tao.errors import ToolError
 from tao.redact import find_secrets
 from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
+from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
 from tao.tools.base import Tool, make_tool

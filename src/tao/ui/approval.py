@@ -3,17 +3,17 @@
     Approve  =  tao runs approve RUN_ID --call ID   then   tao resume RUN_ID   (in the background)
     Deny     =  tao runs deny RUN_ID --call ID --reason TEXT   then   tao resume RUN_ID
 
-A decision names the exact calls the person saw (:attr:`tao.state.PendingCall.id`); when the
-run has moved on, :func:`tao.approvals.approve_run` refuses with :class:`tao.ResumeError`.
+A decision names the exact calls the person saw (:attr:`tao.state.config.PendingCall.id`); when the
+run has moved on, :func:`tao.approval.decide.approve_run` refuses with :class:`tao.ResumeError`.
 
-The decision is recorded by :func:`tao.approvals.approve_run` / ``deny_run`` (the
+The decision is recorded by :func:`tao.approval.decide.approve_run` / ``deny_run`` (the
 functions behind those commands), then ``tao resume RUN_ID`` runs as a
 child process with no terminal, so a resumed run that reaches another
 dangerous call pauses again instead of blocking the server. The child's output
 goes to a temporary file; if it fails, the last lines are shown on the run's page.
 
 The child is the installed tao under an isolated interpreter, in an empty folder of
-its own, without loader variables (:mod:`tao.selfrun`, SPEC S10): the page is started
+its own, without loader variables (:mod:`tao.sandbox.selfrun`, SPEC S10): the page is started
 in a project folder, and a ``tao.py`` or ``sitecustomize.py`` there must never run in
 its stead with the user's keys.
 """
@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tao import approvals
+from tao.approval import decide as approvals
 from tao.format import labels_for
-from tao.jsontypes import JSON, JSONObject
 from tao.protocol.text import parse_reply
 from tao.redact import REDACTED, redact, redact_json
-from tao.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
-from tao.state import Checkpoint, PendingCall
+from tao.sandbox.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
+from tao.state.config import Checkpoint, PendingCall
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Status
 from tao.store import Store
-from tao.trace import RunResult, Status
 
 _FAILURE_CHARS = 2_000
 

@@ -30,9 +30,9 @@ from tao.format import (
 )
 from tao.protocol.labels import Labels
 from tao.redact import hidden_note
-from tao.state import EvalTag, RunConfig
+from tao.state.config import EvalTag, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.store import RunSummary
-from tao.trace import RunResult, Status, Step, StepKind
 from tao.ui.approval import Pending
 from tao.ui.diff import text_block
 

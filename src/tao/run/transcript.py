@@ -1,6 +1,6 @@
 """The protocol side of a step: what goes to the model, and how its reply is read and kept.
 
-The loop (:mod:`tao.loop`) decides; this module only reads a reply (text or native
+The loop (:mod:`tao.run.loop`) decides; this module only reads a reply (text or native
 tool calls), cuts what the model made up after its first action (SPEC L2), and
 writes the model's turn and the real observations into the transcript, fencing
 what was read from the world as untrusted data (SPEC S4).
@@ -12,15 +12,15 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tao.act import Call, Outcome
-from tao.exchange import LoopSetup, ModelAnswer, ModelFailure
-from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.protocol import native, prompts
 from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
-from tao.repeats import Earlier
-from tao.state import Completed, Decision
-from tao.trace import Step, StepKind
+from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
+from tao.run.repeats import Earlier
+from tao.state.calls import Call, Outcome
+from tao.state.config import Completed, Decision
+from tao.state.jsontypes import JSONObject
+from tao.state.result import Step, StepKind
 
 
 def parse(

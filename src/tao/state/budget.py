@@ -7,11 +7,81 @@ for HotpotQA and 5 for FEVER.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from tao.trace import Usage
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject
+
+
+class Metered(Protocol):
+    """What :meth:`Usage.plus` reads of a step (a :class:`tao.state.result.Step`).
+
+    Named by shape so that usage sits here, beside the limits it is checked against,
+    below the trace that records it.
+    """
+
+    @property
+    def call_index(self) -> int: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def evaluated_tokens(self) -> int | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def billed(self) -> bool:
+        """Whether the provider bills this call (a failed call is not billed)."""
+        ...
+
+
+@frozen(kw_only=True)
+class Usage:
+    """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved.
+
+    ``cost_usd`` is the run's money cost in US dollars, ``None`` when unknown: once one
+    answered model call has no price, the total is unknown too (never a partial sum
+    passed off as the whole). A failed call adds nothing (providers do not bill errors).
+    """
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    evaluated_tokens: int | None = None
+    cost_usd: float | None = 0.0
+
+    def plus(self, step: Metered) -> Usage:
+        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
+        if step.call_index:
+            return self
+        evaluated = self.evaluated_tokens
+        if step.evaluated_tokens is not None:
+            evaluated = (evaluated or 0) + step.evaluated_tokens
+        cost = self.cost_usd
+        if step.billed:
+            cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
+        return Usage(
+            model_calls=self.model_calls + 1,
+            input_tokens=self.input_tokens + step.input_tokens,
+            output_tokens=self.output_tokens + step.output_tokens,
+            evaluated_tokens=evaluated,
+            cost_usd=cost,
+        )
+
+    def to_dict(self) -> JSONObject:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
+        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        values.setdefault("cost_usd", None)
+        return cls(**values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

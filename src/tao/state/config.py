@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, cast
 
-from tao.budget import Budget
 from tao.errors import StateError
-from tao.frozen import frozen
-from tao.jsontypes import JSON, JSONObject, canonical_json
 from tao.models.base import Message, ModelReply, ToolCall
+from tao.state.budget import Budget
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
@@ -92,7 +92,7 @@ class RunConfig:
     """Input plus output tokens over the run (SPEC L5)."""
     max_cost_usd: float | None = None
     """Money limit of the run in US dollars (``--max-cost``); ``None``: no limit. Needs a
-    model whose price is known (:mod:`tao.pricing`), or the run is refused at its start."""
+    model whose price is known (:mod:`tao.models.pricing`), or the run is refused at its start."""
     max_reply_tokens: int = 512
     """The longest one model reply may be."""
     max_repeats: int = 2

@@ -1,4 +1,4 @@
-"""From a :class:`~tao.state.RunConfig` to a run: build what the loop needs, start, reopen.
+"""From a :class:`~tao.state.config.RunConfig` to a run: build what the loop needs, start, reopen.
 
 The agent (:mod:`tao.agent`) is the public face; the decisions behind it live
 here, so that ``tao resume`` and ``tao eval`` rebuild an agent from a recorded
@@ -21,20 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tao.errors import ConfigError, ResumeError, StateError, TaoError
-from tao.exchange import LoopSetup
-from tao.loop import Loop, react
+from tao.errors import ConfigError, ResumeError, StateError
 from tao.models import Message, Model, load_model
-from tao.output import OutputSpec, schema_of
-from tao.pricing import cost_known
+from tao.models.pricing import cost_known
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
-from tao.state import Checkpoint, Decision, RunConfig
+from tao.run.exchange import LoopSetup
+from tao.run.loop import Loop, react
+from tao.run.output import OutputSpec, schema_of
+from tao.state.budget import Usage
+from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.result import RunResult, Status
 from tao.tools.base import Tool, make_tool
-from tao.trace import RunResult, Status, Usage
 
 if TYPE_CHECKING:
     from tao.store import RunSummary, Store
+    from tao.store.heartbeat import RunLease
 
 #: Settings that name a folder or file: stored absolute, so a resume elsewhere finds them.
 _PATH_SETTINGS = ("project", "corpus")
@@ -48,11 +50,6 @@ def finish(answer: str) -> str:
 def new_run_id() -> str:
     """Time-ordered and unique: ``tao runs list`` sorts by it."""
     return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(6)}"
-
-
-def describe_error(error: Exception) -> str:
-    """One line for a failure: tao's own errors speak for themselves."""
-    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +172,8 @@ class Start:
     checkpoint: Checkpoint | None
     prior: tuple[Message, ...] = ()
     """The transcript of the run this one follows up; its task comes after it."""
+    lease: RunLease | None = None
+    """The run's lease, already taken (a resumed run: before its checkpoint was read)."""
 
     def loop(self, setup: LoopSetup) -> Loop:
         """The loop for this run, continuing from its checkpoint if it has one."""
@@ -242,9 +241,9 @@ def follow(
 
 def _stored(store: Store | None, run_id: str) -> tuple[RunSummary, Checkpoint | None, int]:
     if store is None:
-        from tao.store import Store
+        from tao.store.factory import open_store
 
-        with Store.open() as log:
+        with open_store() as log:
             return _stored(log, run_id)
     summary = store.get_summary(run_id)
     return summary, store.load_state(summary.run_id), _conversation_calls(store, summary)
@@ -267,16 +266,44 @@ def reopen(
 ) -> Start:
     """Load a run and its last checkpoint; refuse runs that already ended."""
     run_id = run if isinstance(run, str) else run.run_id
+    lease = None
     if store is not None:
         run_id = store.resolve(run_id)
-        result, checkpoint = store.get_run(run_id), _load(store, run_id)
-    elif isinstance(run, str) or run_id not in memory:
+        lease = _take(store, run_id)  # first: the checkpoint read is then the latest one
+        try:
+            return _reopened(*_stored_run(store, run_id), approve, lease)
+        except BaseException:
+            lease.release()
+            raise
+    if isinstance(run, str) or run_id not in memory:
         raise ResumeError(f"run {run_id} is not in this agent's memory; record runs to resume them")
-    else:
-        result, checkpoint = run, memory[run_id]
+    return _reopened(run, memory[run_id], approve, None)
+
+
+def _take(store: Store, run_id: str) -> RunLease:
+    """The run's lease, taken: :class:`~tao.errors.RunBusyError` while another process
+    acts for it (SPEC R5)."""
+    from tao.store.heartbeat import RunLease
+
+    lease = RunLease(store, run_id)
+    lease.take()
+    return lease
+
+
+def _stored_run(store: Store, run_id: str) -> tuple[RunResult, Checkpoint | None]:
+    return store.get_run(run_id), _load(store, run_id)
+
+
+def _reopened(
+    result: RunResult,
+    checkpoint: Checkpoint | None,
+    approve: Decision | None,
+    lease: RunLease | None,
+) -> Start:
+    run_id = result.run_id
     if checkpoint is None and result.status is Status.INTERRUPTED and not result.steps:
         result.status = Status.RUNNING  # killed before its first checkpoint: start it over
-        return Start(result, None)
+        return Start(result, None, lease=lease)
     if not result.status.resumable or checkpoint is None:
         reason = f": {result.stop_reason}" if result.stop_reason else ""
         raise ResumeError(
@@ -288,7 +315,7 @@ def reopen(
     result.status, result.error, result.pending = Status.RUNNING, None, None
     if checkpoint.step is not None:
         _redo_turn(result, checkpoint.step)
-    return Start(result, checkpoint)
+    return Start(result, checkpoint, lease=lease)
 
 
 def _redo_turn(result: RunResult, step: int) -> None:

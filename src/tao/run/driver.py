@@ -13,13 +13,13 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Outcome, Person, Ready, call_tool, execute
-from tao.children import kill_all
 from tao.errors import FatalError
 from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
-from tao.exchange import (
+from tao.run.act import Approver, Executor, Person, call_tool, execute
+from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
     AskApproval,
@@ -29,17 +29,22 @@ from tao.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
-from tao.loop import Loop
-from tao.output import typed
-from tao.runs import Start
-from tao.state import Checkpoint, Decision, PendingCall
+from tao.run.loop import Loop
+from tao.run.output import typed
+from tao.run.setup import Start
+from tao.sandbox.children import kill_all
+from tao.state.calls import Outcome, Ready
+from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.state.result import RunObserver, RunResult, Status
 from tao.tools.limits import disarm
-from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
-    from tao.agent import Agent
+    from tao.approval.policy import Policy
+    from tao.models.base import Model
+    from tao.run.exchange import LoopSetup
+    from tao.store.base import Store
     from tao.store.writer import ProgressWriter
-    from tao.telemetry import RunTracing
+    from tao.telemetry import RunTracing, Telemetry
 
 Emit = Callable[[Event], None]
 #: What the loop asks for that may take time: a model, a person, tools.
@@ -52,11 +57,39 @@ def ignore(event: Event) -> None:
     """The emit of a run nobody streams."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunParts:
+    """What one run needs of the agent that starts it, handed down to the driver.
+
+    The driver sees these parts, never the :class:`tao.Agent`: the engine sits below the
+    public face and imports nothing from it (layers only go down).
+    """
+
+    setup: LoopSetup
+    """The tools, prompt and labels the loop runs with."""
+    model: Model
+    """The backend each step asks."""
+    store: Store | None
+    """The run log the run is recorded in; ``None``: not recorded (``record=False``)."""
+    telemetry: Telemetry | None
+    """Where the run's spans go; ``None``: nowhere, at no cost."""
+    policy: Policy
+    """Rules a person wrote that pre-approve calls (SPEC S3)."""
+    approve: Approver | Person | None
+    """Who decides on a call with side effects when no rule allows it."""
+    executor: Executor
+    """Runs one validated call (the tool itself, or a person with ``--human-tools``)."""
+    output_type: object
+    """What ``result.output`` is made as; only used when the config has an output schema."""
+    memory: dict[str, Checkpoint]
+    """The agent's checkpoints of runs with no run log, so they can be followed up or resumed."""
+
+
 class Driver:
     """What both drivers do for the loop that cannot block: record, checkpoint, approve."""
 
-    def __init__(self, agent: Agent, observers: Sequence[RunObserver], emit: Emit) -> None:
-        self.agent = agent
+    def __init__(self, parts: RunParts, observers: Sequence[RunObserver], emit: Emit) -> None:
+        self.parts = parts
         self.emit = emit
         #: Set by :meth:`stop`: the status the run ends with at its next step.
         self.stopping: Status | None = None
@@ -66,24 +99,28 @@ class Driver:
         #: With no run log, where the run stood last: a checkpoint, or the turn to make it from.
         self.last: Checkpoint | StepsDone | None = None
         self.observers = list(observers)
-        self.store = agent.run_log()
+        self.store = parts.store
         #: The run, its steps and checkpoints on their way to the run log (group commit).
         self.writer: ProgressWriter | None = None
         if self.store is not None:
             from tao.store.writer import ProgressWriter
 
-            self.writer = ProgressWriter(self.store, agent.config)
+            self.writer = ProgressWriter(self.store, parts.setup.config)
             self.observers.insert(0, self.writer)
-        #: The run's spans (``agent.telemetry``); ``None``, and no cost, when nobody collects them.
+        #: The run's spans (``parts.telemetry``); ``None``, and no cost, when nobody collects them.
         self.tracing: RunTracing | None = None
-        self.model = agent.model
-        if agent.telemetry is not None:
-            self.tracing = agent.telemetry.start()
-            self.model = self.tracing.model(agent.model)
+        self.model = parts.model
+        if parts.telemetry is not None:
+            self.tracing = parts.telemetry.start()
+            self.model = self.tracing.model(parts.model)
             self.observers.insert(0, self.tracing)  # first: a failing run log still ends them
 
     def open(self, start: Start) -> RunResult:
         self.result = start.result
+        if self.writer is not None:  # one process at a time acts for the run (SPEC R5)
+            from tao.store.heartbeat import RunLease
+
+            self.writer.lease = start.lease or RunLease(self.writer.store, start.result.run_id)
         if self.observers:
             with self._partial(start.result):
                 for observer in self.observers:
@@ -158,6 +195,12 @@ class Driver:
             self.note(request, result)
             answer = None
 
+    def let_go(self) -> None:
+        """The driver is done: a lease its run's end did not release (the run log failed,
+        the process is leaving) is given up now, not left to run out."""
+        if self.writer is not None and self.writer.lease is not None:
+            self.writer.lease.release()
+
     def stop(self, status: Status) -> None:
         """Stop the run from outside (Ctrl-C, SIGTERM, ``cancel()``), from any thread.
 
@@ -179,13 +222,13 @@ class Driver:
         result.status, result.answer = ending.status, ending.answer
         result.error, result.stop_reason = ending.error, ending.stop_reason
         result.pending = list(ending.pending) if ending.pending else None
-        if ending.answer is not None and self.agent.setup.output is not None:
-            result.output = typed(self.agent.output_type, ending.answer)
+        if ending.answer is not None and self.parts.setup.output is not None:
+            result.output = typed(self.parts.output_type, ending.answer)
         result.duration_s = time.time() - result.started_at
         if self.writer is None:  # no run log: kept for a follow-up or resume in this process
             last = self.last.checkpoint() if isinstance(self.last, StepsDone) else self.last
             if last is not None:  # while the caller keeps the result: follow() and reopen()
-                memory = self.agent._memory  # take the result, not the id, of such a run
+                memory = self.parts.memory  # take the result, not the id, of such a run
                 memory[result.run_id] = last
                 weakref.finalize(result, memory.pop, result.run_id, None)
         if self.observers:
@@ -203,15 +246,15 @@ class Driver:
         person who decides later is shown the preview (a diff). A call that was running
         when its process stopped is never pre-approved by a policy rule (SPEC R1).
         """
-        agent, decisions, previews = self.agent, [], []
+        parts, decisions, previews = self.parts, [], []
         for ready, pending in zip(request.calls, request.pending, strict=True):
             decision: Decision | None = None
             preview = _preview(ready)
-            if not pending.interrupted and agent.policy.allows(ready.tool, ready.arguments):
+            if not pending.interrupted and parts.policy.allows(ready.tool, ready.arguments):
                 decision = True
             else:
                 self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
-                decision = _ask(agent.approve, ready, pending)
+                decision = _ask(parts.approve, ready, pending)
             decisions.append(decision)
             previews.append(preview)
         return ApprovalAnswer(tuple(decisions), tuple(previews))
@@ -234,18 +277,20 @@ class Driver:
         jobs: list[Callable[[], Outcome]] = [
             functools.partial(self.execute, request, i) for i in range(len(request.calls))
         ]
-        return jobs if self.tracing is None else self.tracing.tools(request, jobs)
+        return (
+            jobs if self.tracing is None else self.tracing.tools(request.step, request.calls, jobs)
+        )
 
     def execute(self, request: RunTools, i: int) -> Outcome:
-        """Run call ``i`` of ``request`` with the agent's executor."""
+        """Run call ``i`` of ``request`` with the run's executor."""
         ready, shown = request.calls[i], request.approved_previews[i]
         return execute(
-            ready, self.agent.executor, timeout_s=request.timeout_s, approved_preview=shown
+            ready, self.parts.executor, timeout_s=request.timeout_s, approved_preview=shown
         )
 
     def parallel(self, request: RunTools) -> int:
         """How many calls of one reply may run at once (a custom executor: one at a time)."""
-        custom = self.agent.executor is not call_tool
+        custom = self.parts.executor is not call_tool
         return 1 if custom else min(len(request.calls), MAX_PARALLEL_CALLS)
 
     @contextmanager

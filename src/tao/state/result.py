@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, cast
 
-from tao.frozen import frozen
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.state import PendingCall, RunConfig
+from tao.state.budget import Usage
+from tao.state.config import PendingCall, RunConfig
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject
 
 
 class Status(StrEnum):
@@ -90,7 +91,7 @@ class Step:
     forced: bool = False
     """The model could only answer in this step (the last of the budget, or after repeats)."""
     cost_usd: float | None = None
-    """What this step's model call cost in US dollars (:mod:`tao.pricing`); ``None``: unknown
+    """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
 
     @property
@@ -99,6 +100,11 @@ class Step:
 
     def replace(self, **changes: object) -> Step:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def billed(self) -> bool:
+        """Whether the provider bills this call: a failed model call costs nothing."""
+        return self.kind is not StepKind.MODEL_ERROR
 
     def to_dict(self, since: int = 0) -> JSONObject:
         """The step as JSON; ``model_input`` holds the messages from index ``since`` on.
@@ -136,51 +142,6 @@ class Step:
         if isinstance(since, int) and since and before is not None:
             new = cast(list[Message], values.get("model_input") or [])
             values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
-        return cls(**values)  # type: ignore[arg-type]
-
-
-@frozen(kw_only=True)
-class Usage:
-    """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved.
-
-    ``cost_usd`` is the run's money cost in US dollars, ``None`` when unknown: once one
-    answered model call has no price, the total is unknown too (never a partial sum
-    passed off as the whole). A failed call adds nothing (providers do not bill errors).
-    """
-
-    model_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    evaluated_tokens: int | None = None
-    cost_usd: float | None = 0.0
-
-    def plus(self, step: Step) -> Usage:
-        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
-        if step.call_index:
-            return self
-        evaluated = self.evaluated_tokens
-        if step.evaluated_tokens is not None:
-            evaluated = (evaluated or 0) + step.evaluated_tokens
-        cost = self.cost_usd
-        if step.kind is not StepKind.MODEL_ERROR:
-            cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
-        return Usage(
-            model_calls=self.model_calls + 1,
-            input_tokens=self.input_tokens + step.input_tokens,
-            output_tokens=self.output_tokens + step.output_tokens,
-            evaluated_tokens=evaluated,
-            cost_usd=cost,
-        )
-
-    def to_dict(self) -> JSONObject:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
-        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        values.setdefault("cost_usd", None)
         return cls(**values)  # type: ignore[arg-type]
 
 

@@ -1,8 +1,8 @@
 """The journal of calls with side effects (SPEC R1): a crash between an effect and its record
 is put to a person, never silently redone or lost.
 
-The loop (:mod:`tao.loop`) writes two records around the calls with side effects of
-one reply, as checkpoints (:class:`~tao.state.Checkpoint`): before any of them runs
+The loop (:mod:`tao.run.loop`) writes two records around the calls with side effects of
+one reply, as checkpoints (:class:`~tao.state.config.Checkpoint`): before any of them runs
 (``executing``), and right after they return, before anything else (``completed``,
 what each returned). A step with only read-only calls writes neither. Reading the
 journal back on resume:
@@ -11,7 +11,7 @@ journal back on resume:
   recorded outcome stands (a crash after the effect, before the step was stored);
 - a call that had started with no completion record may have taken effect: the
   yes it ran on is spent, and it waits for a person again, marked ``interrupted``
-  (no policy rule or automatic approver may say yes to it; :class:`tao.act.Person`);
+  (no policy rule or automatic approver may say yes to it; :class:`tao.run.act.Person`);
 - read-only calls in flight are simply run again.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tao.act import Outcome, Ready
-from tao.state import Completed, PendingCall
-from tao.trace import StepKind
-from tao.transcript import Turn
+from tao.run.transcript import Turn
+from tao.state.calls import Outcome, Ready
+from tao.state.config import Completed, PendingCall
+from tao.state.result import StepKind
 
 
 def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> dict[int, Outcome]:

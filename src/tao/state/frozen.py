@@ -3,7 +3,7 @@
 A frozen dataclass refuses ``obj.x = …`` by overriding ``__setattr__``, so its
 generated ``__init__`` must set each field through ``object.__setattr__``, and that
 override also stops CPython from turning an attribute store into a direct slot write.
-The loop builds a :class:`tao.trace.Step` (18 fields), a ``ModelRequest``, a
+The loop builds a :class:`tao.state.result.Step` (18 fields), a ``ModelRequest``, a
 ``Checkpoint``, an ``Outcome``… on every step; built that way they were a fifth of
 tao's per-step overhead (``bench/overhead.py``).
 

@@ -2,9 +2,9 @@
 
 A run that needs a person and has none (no terminal, ``--no-input``) stops with
 status ``awaiting_approval``, its checkpoint in the run log. Whoever may decide
-records a decision here, for the exact calls it names (:class:`~tao.state.PendingCall`
+records a decision here, for the exact calls it names (:class:`~tao.state.config.PendingCall`
 ids); :func:`resume_run` then rebuilds the agent from the run's recorded
-:class:`~tao.state.RunConfig` and continues from exactly that step.
+:class:`~tao.state.config.RunConfig` and continues from exactly that step.
 
     approve_run("0193ab")                      # tao runs approve 0193ab
     deny_run("0193ab", "not on a Friday")      # tao runs deny 0193ab --reason ...
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import ResumeError
-from tao.state import Decision, PendingCall, RunConfig
-from tao.trace import Status
+from tao.state.config import Decision, PendingCall, RunConfig
+from tao.state.result import Status
 
 if TYPE_CHECKING:
-    from tao.act import Approver, Executor, Person
     from tao.agent import Agent
+    from tao.run.act import Approver, Executor, Person
+    from tao.state.result import RunObserver, RunResult
     from tao.store import Store
-    from tao.trace import RunObserver, RunResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +38,9 @@ class Waiting:
 
 
 def _open(store: Store | None) -> Store:
-    from tao.store import Store
+    from tao.store.factory import open_store
 
-    return store if store is not None else Store.open()
+    return store if store is not None else open_store()
 
 
 def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
@@ -55,8 +55,17 @@ def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
 def _decide(
     run_id: str, decision: Decision, store: Store | None, calls: Sequence[str] | None
 ) -> str:
+    from tao.store.heartbeat import RunLease
+
     log = _open(store)
     run_id = log.resolve(run_id)
+    with RunLease(log, run_id).holding():  # not while a process acts for it (SPEC R5)
+        return _record_decision(log, run_id, decision, calls)
+
+
+def _record_decision(
+    log: Store, run_id: str, decision: Decision, calls: Sequence[str] | None
+) -> str:
     status = log.get_summary(run_id).status
     checkpoint = log.load_state(run_id)
     if status != Status.AWAITING_APPROVAL or checkpoint is None or not checkpoint.pending:
@@ -108,6 +117,7 @@ def agent_for_run(
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
+    log.check_free(summary.run_id)  # a run live elsewhere: say so, whatever its tools
     config = rebuildable(summary.run_id, summary.config)
     return Agent(config=config, record=log, approve=approve, executor=executor)
 

@@ -31,8 +31,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from tao.errors import ConfigError, ToolError
-from tao.jsontypes import JSONObject
 from tao.paths import default_policy_path
+from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, normal_name
 from tao.tools.paths import resolve_path
 

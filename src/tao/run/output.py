@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from tao.errors import ConfigError, ModelFacingError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 
 
 class AnswerMismatch(ModelFacingError):

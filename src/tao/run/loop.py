@@ -9,8 +9,8 @@ in, and everything else is a request its driver answers.
          ^                                                                           │
          └─────────────────────── until finish or the budget ends ───────────────────┘
 
-The requests and answers are the typed events of :mod:`tao.exchange`; the
-generator returns an :class:`Ending`. Given a :class:`~tao.state.Checkpoint`
+The requests and answers are the typed events of :mod:`tao.run.exchange`; the
+generator returns an :class:`Ending`. Given a :class:`~tao.state.config.Checkpoint`
 back, it continues from exactly there, in another process if need be, and never
 runs a call with side effects twice unless a person says so (SPEC S3, R1): such calls
 are journaled before they run and right after, and one the journal shows started but
@@ -23,10 +23,12 @@ import dataclasses
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tao import journal
-from tao.act import Call, Outcome, Ready, approval_reason, needs_approval, prepare, refuse
-from tao.budget import Budget
-from tao.exchange import (
+from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
+from tao.protocol import native, prompts
+from tao.protocol.text import FinalAnswer, ParseFailure
+from tao.run import journal
+from tao.run.act import approval_reason, needs_approval, prepare, refuse
+from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
     AskApproval,
@@ -40,16 +42,9 @@ from tao.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
-from tao.jsontypes import JSON
-from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
-from tao.output import AnswerMismatch
-from tao.protocol import native, prompts
-from tao.protocol.text import FinalAnswer, ParseFailure
-from tao.repeats import Repeats, call_key
-from tao.state import Checkpoint, Decision, PendingCall
-from tao.tools.base import Tool
-from tao.trace import Status, Step, StepKind, Usage
-from tao.transcript import (
+from tao.run.output import AnswerMismatch
+from tao.run.repeats import Repeats, call_key
+from tao.run.transcript import (
     Turn,
     action_step,
     calls_of,
@@ -63,6 +58,12 @@ from tao.transcript import (
     parse,
     stops,
 )
+from tao.state.budget import Budget, Usage
+from tao.state.calls import Call, Outcome, Ready
+from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.state.jsontypes import JSON
+from tao.state.result import Status, Step, StepKind
+from tao.tools.base import Tool
 
 
 @dataclass(kw_only=True)

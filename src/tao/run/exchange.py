@@ -1,11 +1,11 @@
 """What the ReAct loop and its driver say to each other: typed requests out, answers in.
 
-The loop (:mod:`tao.loop`) yields a request and is sent its answer:
+The loop (:mod:`tao.run.loop`) yields a request and is sent its answer:
 
 ==================  =====================================================
 ``AskModel``        a :class:`ModelAnswer` or a :class:`ModelFailure`
 ``AskApproval``     an :class:`ApprovalAnswer`, one decision per call
-``RunTools``        one :class:`~tao.act.Outcome` per call, in order
+``RunTools``        one :class:`~tao.run.act.Outcome` per call, in order
 ``SaveCheckpoint``  nothing; store it (after every step, before side effects, on pause)
 ``StepDone``        nothing; record it, show it
 ==================  =====================================================
@@ -19,14 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar, dataclass_transform
 
-from tao.act import Outcome, Ready
-from tao.frozen import frozen
 from tao.models.base import Message, ModelReply, ModelRequest
-from tao.output import OutputSpec
 from tao.protocol.labels import Labels
-from tao.state import Checkpoint, Decision, PendingCall, RunConfig
+from tao.run.output import OutputSpec
+from tao.state.budget import Usage
+from tao.state.calls import Outcome, Ready
+from tao.state.config import Checkpoint, Decision, PendingCall, RunConfig
+from tao.state.frozen import frozen
+from tao.state.result import Status, Step
 from tao.tools.base import Tool
-from tao.trace import Status, Step, Usage
 
 T = TypeVar("T")
 

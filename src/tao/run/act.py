@@ -13,16 +13,15 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from tao.errors import ToolError
-from tao.frozen import frozen
-from tao.jsontypes import JSON, JSONObject
 from tao.redact import redact
-from tao.state import PendingCall
+from tao.state.calls import Call, Outcome, Ready
+from tao.state.config import PendingCall
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import StepKind
 from tao.tools.base import Tool, cut, normal_name, to_text
 from tao.tools.limits import Finished, TimedOut, await_with_limit, run_with_limit
-from tao.trace import StepKind
 
 #: Runs one validated call; the default calls the tool, ``--human-tools`` asks a person.
 Executor = Callable[[Tool, JSONObject], str]
@@ -50,40 +49,6 @@ class Person:
 def call_tool(tool: Tool, arguments: JSONObject) -> str:
     """The default executor: run the function; ``prepare`` has validated the arguments."""
     return tool.call(arguments)
-
-
-@frozen
-class Call:
-    """A tool call as the model asked for it, in either protocol."""
-
-    tool: str
-    argument: str
-    form: Literal["bracket", "call", "native"]
-    #: Already-structured arguments (native tool calling); ``None`` means bind ``argument``.
-    arguments: JSONObject | None = None
-    call_id: str | None = None
-
-
-@frozen
-class Ready:
-    """A call whose tool exists and whose arguments passed validation."""
-
-    call: Call
-    tool: Tool
-    arguments: JSONObject
-
-
-@frozen
-class Outcome:
-    """What a call came to: the Observation and how the step that records it is filed."""
-
-    kind: StepKind
-    observation: str
-    tool: str
-    arguments: JSONObject | None
-    duration_s: float = 0.0
-    #: The tool whose output this is, when that output is untrusted data (SPEC S4).
-    source: str | None = None
 
 
 def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:

@@ -13,7 +13,7 @@ canonical arguments earlier in the run, with no state-changing call between.
   changed); it is marked all the same.
 - Past ``max_repeats`` repeats the run ends, as a budget does, and says why.
 
-Pure bookkeeping for :mod:`tao.loop`: no I/O, no clock.
+Pure bookkeeping for :mod:`tao.run.loop`: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from tao.act import Outcome, Ready
-from tao.frozen import frozen
-from tao.jsontypes import JSONObject, canonical_json
+from tao.state.calls import Outcome, Ready
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSONObject, canonical_json
+from tao.state.result import Step, StepKind
 from tao.tools.base import Tool
-from tao.trace import Step, StepKind
 
 
 def call_key(tool: str, arguments: JSONObject) -> str:
