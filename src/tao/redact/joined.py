@@ -19,11 +19,15 @@ _T = r"A-Za-z0-9+/_\-"
 #: line that is only a token's continuation (no ``=`` inside, which would start a new
 #: ``NAME=value`` line); a quote, ``+`` or ``.`` and a quote between two string pieces;
 #: a backslash and a line break inside a string.
+_LINE_REST = rf"[ \t]*+(?=[{_T}]++=*+[ \t]*+(?:[\"'`,;)\]]|\r?\n|\Z))"
+_PIECES = r"[ \t]*+(?:[+.][ \t]*+)?(?:\\?\r?\n[ \t]*+)?(?:[+.][ \t]*+)?"
+#: Every alternative opens with a literal character, so :mod:`re` skips between
+#: candidates at C speed instead of trying each position (issue 26).
 _JOINT = re.compile(
-    rf"(?:\n(?<=[{_T}]{{16}}\n)|\r\n(?<=[{_T}]{{16}}\r\n))[ \t]*+"
-    rf"(?=[{_T}]++=*+[ \t]*+(?:[\"'`,;)\]]|\r?\n|\Z))"
-    rf"|([\"'])(?<=[{_T}][\"'])[ \t]*+(?:[+.][ \t]*+)?(?:\\?\r?\n[ \t]*+)?(?:[+.][ \t]*+)?\1"
-    rf"(?=[{_T}])"
+    rf"\n(?<=[{_T}]{{16}}\n){_LINE_REST}"
+    rf"|\r\n(?<=[{_T}]{{16}}\r\n){_LINE_REST}"
+    rf'|"(?<=[{_T}]"){_PIECES}"(?=[{_T}])'
+    rf"|'(?<=[{_T}]'){_PIECES}'(?=[{_T}])"
     rf"|\\(?<=[{_T}]\\)\r?\n[ \t]*+(?=[{_T}])"
 )
 

@@ -19,26 +19,26 @@ from collections.abc import Iterator
 from functools import cache
 
 from tao.redact.marker import Span
+from tao.redact.runs import TOKEN, Classes, Needles
 
 #: Characters a rule's expressions see at once, and how far before a needle they start.
 WINDOW = 2_000
 _BEFORE = 120
 #: Longest line the keyword detector sees (its expressions backtrack over long ones).
 _KEYWORD_LINE = 300
-LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{20,}+")
+#: A long rule's secrets are runs of at least this many of these characters.
+LONG_RUN = 20
+_LONG_CHARS = TOKEN + "="
 
 
 class Rule:
     """A detector: its needles, whether it also needs a run of 20 token characters, and a
     detect-secrets plugin's expressions (``module.Class`` under ``detect_secrets.plugins``)."""
 
-    __slots__ = ("_patterns", "_plugin", "finder", "long", "needles")
+    __slots__ = ("_patterns", "_plugin", "long", "needles")
 
     def __init__(self, needles: str, plugin: str, *, long: bool = False) -> None:
         self.needles = tuple(needles.split())
-        self.finder = re.compile(
-            "|".join(re.escape(n) for n in sorted(self.needles, key=len)[::-1])
-        )
         self.long = long
         self._plugin = plugin
         self._patterns: tuple[re.Pattern[str], ...] | None = None
@@ -83,16 +83,17 @@ RULES: tuple[Rule, ...] = (
     Rule("ac sk", "twilio.TwilioKeyDetector", long=True),
 )
 #: The keyword detector's needles; its value must be quoted, on a short line.
-_KEYWORD_NEEDLES = re.compile(r"key|pass|pwd|secret|contras")
+_KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contras")
 
 
-def plugin_spans(text: str, lowered: str) -> Iterator[Span]:
+def plugin_spans(text: str, lowered: str, classes: Classes | None = None) -> Iterator[Span]:
     """Every value a plugin finds, each rule scanning bounded windows around its needles.
 
     A ``long`` rule's needles (``.``, ``:``) are everywhere, so it looks at the runs of
     20 token characters instead, found once for all of them."""
     size = len(text)
-    runs = [match.start() for match in LONG_RUN.finditer(text)]
+    classes = classes or Classes(text)
+    runs = [start for start, _ in classes.runs(_LONG_CHARS, LONG_RUN)]
     for rule in RULES:
         for start in _windows(rule, lowered, runs):
             end = min(size, start + WINDOW)
@@ -119,12 +120,13 @@ def _windows(rule: Rule, lowered: str, runs: list[int]) -> Iterator[int]:
                 yield start
         return
     position = 0
-    while (hit := rule.finder.search(lowered, position)) is not None:
-        start = max(0, hit.start() - _BEFORE)
+    finder = Needles(rule.needles, lowered)
+    while (hit := finder.search(position)) is not None:
+        start = max(0, hit[0] - _BEFORE)
         yield start
         if start + WINDOW >= size:
             return
-        position = max(hit.end(), start + WINDOW - _BEFORE)
+        position = max(hit[1], start + WINDOW - _BEFORE)
 
 
 def _keyword_spans(text: str, lowered: str) -> Iterator[Span]:
@@ -132,8 +134,9 @@ def _keyword_spans(text: str, lowered: str) -> Iterator[Span]:
     holds one of its needles; the group of each expression that holds the value."""
     position = 0
     size = len(text)
-    while (hit := _KEYWORD_NEEDLES.search(lowered, position)) is not None:
-        at = hit.start()
+    finder = Needles(_KEYWORD_NEEDLES, lowered)
+    while (hit := finder.search(position)) is not None:
+        at = hit[0]
         before = text.rfind("\n", max(0, at - _KEYWORD_LINE), at)
         after = text.find("\n", at, at + _KEYWORD_LINE)
         end = size if after < 0 and size - at <= _KEYWORD_LINE else after

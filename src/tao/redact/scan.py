@@ -22,7 +22,6 @@ observation.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -33,12 +32,14 @@ from tao.redact.joined import join
 from tao.redact.labels import labelled_spans
 from tao.redact.marker import Span, merge, replace
 from tao.redact.plugins import plugin_spans
+from tao.redact.runs import TOKEN, Classes
 from tao.redact.shapes import pem_spans, shape_spans
 from tao.redact.urls import url_spans
 
 #: Something any layer needs: a run of 16 token characters, a label word, an assignment
-#: or option, a URL. Text without one (most prose) is returned as it is after one scan.
-_CANDIDATE = re.compile(r"[=:\-_.]|[A-Za-z0-9+/]{16}")
+#: or option, a URL. Text without one is returned as it is after a few ``str.find``.
+_MARKS = ("=", ":", "-", "_", ".")
+_RUN = 16
 #: Texts redacted lately: a step's observation is redacted for the model, then again for
 #: the log and the screen; the same string is scanned once. Long texts are not kept.
 _MEMO_CHARS = 8_192
@@ -76,10 +77,11 @@ def _redaction(text: str) -> Redaction:
 
 def find_secrets(text: str) -> list[Span]:
     """The sorted, merged spans of ``text`` that hold secrets (empty for most text)."""
-    if _CANDIDATE.search(text) is None:
+    classes = Classes(text)
+    if not any(mark in text for mark in _MARKS) and next(classes.runs(TOKEN, _RUN), None) is None:
         return []
-    spans = plain_spans(text)
-    spans.extend(encoded_spans(text, plain_spans))
+    spans = plain_spans(text, classes)
+    spans.extend(encoded_spans(text, plain_spans, classes))
     joined = join(text)
     if joined is not None:
         for span in plain_spans(joined.text):
@@ -88,8 +90,8 @@ def find_secrets(text: str) -> list[Span]:
     return merge(spans)
 
 
-def plain_spans(text: str) -> list[Span]:
-    """Every layer but the decoding and joining ones, unmerged."""
+def plain_spans(text: str, classes: Classes | None = None) -> list[Span]:
+    """Every layer but the decoding and joining ones, merged."""
     lowered = _lowered(text)
     spans: list[Span] = []
     if "private key" in lowered:
@@ -97,9 +99,9 @@ def plain_spans(text: str) -> list[Span]:
     spans.extend(shape_spans(text, lowered))
     spans.extend(labelled_spans(text, lowered))
     spans.extend(url_spans(text))
-    spans.extend(command_spans(text))
+    spans.extend(command_spans(text, lowered))
     spans.extend(entropy_spans(text))
-    spans.extend(plugin_spans(text, lowered))
+    spans.extend(plugin_spans(text, lowered, classes))
     return merge(spans)
 
 
