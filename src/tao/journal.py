@@ -43,14 +43,16 @@ def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> 
     return done
 
 
-def pending(step: int, position: int, ready: Ready) -> PendingCall:
-    """The call at ``position`` of step ``step``, as it waits for approval and is journaled."""
+def pending(step: int, position: int, ready: Ready, thought: str | None = None) -> PendingCall:
+    """The call at ``position`` of step ``step``, as it waits for approval and is journaled;
+    ``thought``, the reply's, is what the person reads first."""
     return PendingCall(
         step=step,
         position=position,
         tool=ready.tool.name,
         arguments=ready.arguments,
         effects=tuple(ready.tool.effects),
+        thought=thought or None,
     )
 
 

@@ -232,7 +232,11 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
     for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
-    gated = {i: journal.pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
+    gated = {
+        i: journal.pending(turn.index, i, r, parsed.thought)
+        for i, r in ready.items()
+        if needs_approval(r)
+    }
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)

@@ -182,6 +182,9 @@ class PendingCall:
     interrupted: bool = False
     """It was running when its process stopped (SPEC R1): it may have taken effect. Only a
     person decides whether it runs again; no policy rule or automatic approver does."""
+    thought: str | None = None
+    """The model's Thought in the reply that asked for the call: why it wants it, shown to
+    the person before they decide (a log written before it existed has none)."""
     digest: str = field(init=False)
     """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
@@ -209,6 +212,8 @@ class PendingCall:
             data[name] = getattr(self, name)
         data["effects"] = list(self.effects)
         data["interrupted"] = self.interrupted
+        if self.thought is not None:
+            data["thought"] = self.thought
         return data
 
     @classmethod
@@ -216,7 +221,7 @@ class PendingCall:
         """Read a stored call (one written before ids existed gets them now)."""
         arguments = data.get("arguments")
         effects = data.get("effects") or []
-        preview = data.get("preview")
+        preview, thought = data.get("preview"), data.get("thought")
         return cls(
             step=_int(data.get("step", step)),
             position=_int(data.get("position", 0)),
@@ -225,6 +230,7 @@ class PendingCall:
             effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
             preview=preview if isinstance(preview, str) else None,
             interrupted=data.get("interrupted") is True,
+            thought=thought if isinstance(thought, str) else None,
         )
 
 

@@ -116,7 +116,10 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     console = Console(stderr=True, highlight=False)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
-    console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
+    shown = render_pending(
+        tool.name, arguments, effects, preview, call.id, call.warning, call.thought
+    )
+    console.print(shown)
     question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "
     click.echo(question, nl=False, err=True)
     typed = read_line()  # not click.prompt: Ctrl-C must find no lock held (tao.interrupts)
