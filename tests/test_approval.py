@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from tao import Agent, Status, TaoError, tool
-from tao.policy import Policy, PolicyError, Rule
-from tao.state import call_digest
+from tao.approval.policy import Policy, PolicyError, Rule
+from tao.state.config import call_digest
 from tao.tools.registry import resolve_tools
 
 Replay = Callable[[list[str]], Path]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from tests.fakes.terminal import Terminal, terminal_env
 
+from tao.store.factory import open_store
 from tao import Status
 from tao.models.install import install_command, model_is_installed, runtime_is_installed
 from tao.store import Store
@@ -48,7 +49,7 @@ def _stored_interrupted(term: Terminal) -> str:
     transcript = term.plain()
     found = RESUME.search(transcript)
     assert found, transcript[-2000:]
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(found[1]).status is Status.INTERRUPTED
     return found[1]
 

@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from tao.store.factory import open_store
 from tao.cli.ending import (
     Latest,
     RunCommand,
@@ -28,7 +29,7 @@ from tao.redact import redact
 
 
 def _show_pending(run_id: str) -> None:
-    from tao.approvals import pending_calls
+    from tao.approval.decide import pending_calls
 
     for waiting in pending_calls(run_id):
         call = waiting.call
@@ -56,7 +57,7 @@ _CALL_OPTION = click.option(
 @_CALL_OPTION
 def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
-    from tao.approvals import approve_run
+    from tao.approval.decide import approve_run
 
     try:
         full = approve_run(run_id, calls=calls or None)
@@ -73,7 +74,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 @_CALL_OPTION
 def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
-    from tao.approvals import deny_run
+    from tao.approval.decide import deny_run
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
@@ -88,7 +89,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
-    from tao.approvals import agent_for_run
+    from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
     from tao.cli.run import ask_approval, show_live
 
@@ -120,5 +121,5 @@ def _task_of(run_id: str) -> str:
     """The task of the run resumed, for the live display's header (it showed the run id)."""
     from tao.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         return store.get_summary(run_id).task

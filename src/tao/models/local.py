@@ -274,7 +274,7 @@ class LocalModel(SyncFirstModel):
         return self._loaded.n_ctx
 
     def cost_known(self) -> bool:
-        """Always: it runs here, so each reply costs ``0.0`` dollars (see :mod:`tao.pricing`)."""
+        """Always: it runs here, so each reply costs ``0.0`` dollars (see :mod:`tao.models.pricing`)."""
         return True
 
     def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
@@ -331,7 +331,7 @@ class LocalModel(SyncFirstModel):
             output_tokens=int(usage.get("completion_tokens", 0)),
             evaluated_tokens=evaluated,
             finish_reason=choice.get("finish_reason"),
-            cost_usd=0.0,  # runs in this process: no provider bills it (tao.pricing)
+            cost_usd=0.0,  # runs in this process: no provider bills it (tao.models.pricing)
         )
 
     def _continue_context(self, request: ModelRequest) -> None:

@@ -24,13 +24,13 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypedDict, Unpack, overload
+from typing import Literal, Protocol, TypedDict, Unpack, overload
 
 import docstring_parser
 from pydantic import BaseModel, ValidationError
 
 from tao.errors import ToolDefinitionError, ToolError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.limits import run_coroutine
 from tao.tools.params import as_given, params_model
 from tao.tools.paths import resolve_path
@@ -40,6 +40,33 @@ Effect = Literal["read", "writes", "deletes", "sends", "pays"]
 Keep = Literal["head", "tail"]
 #: Shows a person what a call would do before they approve it (``write_file`` shows a diff).
 Preview = Callable[[JSONObject], str]
+
+
+class Gate(Protocol):
+    """Decides per call whether a tool with no declared effect still needs a person (SPEC S11).
+
+    ``run_tests`` reads and writes nothing itself, but it executes the project's code: a
+    call is harmless while that code is what a person approved, and an effect once the
+    model changed it. The loop records :meth:`snapshot` when a run starts and
+    :meth:`approved` whenever a person (or a policy rule) approves a call, in the run's
+    checkpoint, so the decision survives a resume in another process.
+    """
+
+    def snapshot(self) -> JSONObject:
+        """The state a call would act on, now, as the run records it."""
+        ...
+
+    def reason(self, arguments: JSONObject, approved: JSON | None) -> str | None:
+        """Why this call needs a person given the state ``approved`` last (``None``: none
+        recorded); ``None`` when it may run unasked."""
+        ...
+
+    def approved(self, shown: str | None) -> JSONObject | None:
+        """The state now, if it is the one a person approved on seeing the preview
+        ``shown``; ``None`` otherwise (the recorded state is then left as it was)."""
+        ...
+
+
 #: A Python function a tool wraps; its parameters are whatever its type hints say.
 ToolFunction = Callable[..., object]
 
@@ -87,6 +114,8 @@ class ToolOptions(TypedDict, total=False):
     path_params: tuple[str, ...]
     #: The project folder those paths are resolved against (required with ``path_params``).
     project: Path | None
+    #: Decides per call whether a read-only tool still needs a person (``run_tests``).
+    gate: Gate | None
 
 
 @dataclass(frozen=True)
@@ -120,6 +149,9 @@ class Tool:
     path_params: tuple[str, ...] = ()
     #: The resolved project folder of ``path_params``.
     root: Path | None = None
+    #: Per-call approval for a tool whose calls are harmless or not depending on the world
+    #: (``run_tests`` runs the project's code): see :class:`Gate`.
+    gate: Gate | None = None
 
     @property
     def read_only(self) -> bool:
@@ -344,6 +376,7 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
         timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
         path_params=path_params,
         root=None if project is None else Path(project).resolve(),
+        gate=options.get("gate"),
     )
 
 
