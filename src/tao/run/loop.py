@@ -240,7 +240,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
     for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
-    gated = _gated(run, turn, ready)
+    gated = _gated(run, turn, ready, parsed.thought)
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
@@ -302,7 +302,9 @@ def _baseline(tools: Mapping[str, Tool]) -> dict[str, JSON]:
     return approved
 
 
-def _gated(run: _Run, turn: Turn, ready: dict[int, Ready]) -> dict[int, PendingCall]:
+def _gated(
+    run: _Run, turn: Turn, ready: dict[int, Ready], thought: str | None
+) -> dict[int, PendingCall]:
     """The calls that need a yes: every call with side effects, and the calls of read-only
     tools whose gate says what they would act on is not what was approved (SPEC S3, S11)."""
     gated: dict[int, PendingCall] = {}
@@ -310,9 +312,9 @@ def _gated(run: _Run, turn: Turn, ready: dict[int, Ready]) -> dict[int, PendingC
         if r.tool.gate is not None and r.tool.read_only:
             why = approval_reason(r, run.approved)
             if why is not None:
-                gated[i] = journal.pending(turn.index, i, r, why)
+                gated[i] = journal.pending(turn.index, i, r, why, thought)
         elif needs_approval(r):
-            gated[i] = journal.pending(turn.index, i, r)
+            gated[i] = journal.pending(turn.index, i, r, thought=thought)
     return gated
 
 
