@@ -171,7 +171,7 @@ def test_a_volatile_tool_that_keeps_saying_the_same_is_still_bounded_L12(replay:
 
 
 def test_a_resumed_run_counts_volatile_repeats_as_the_live_run_did(replay: Replay) -> None:
-    from tao.repeats import Repeats, call_key
+    from tao.run.repeats import Repeats, call_key
 
     polls.clear()
     script = replay(["Action: job_status[j]"] * 3 + ["Action: finish[done]"])

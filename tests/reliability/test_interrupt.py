@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tao.store.factory import open_store
 from tao import Agent, Status, StoreError, tool
 from tao.models.base import ModelReply, ModelRequest
 from tao.store import Store
@@ -101,7 +102,7 @@ def test_a_stopped_run_ends_its_children_is_stored_interrupted_and_exits_130_R2(
     while _running_with(token) and time.monotonic() < gone_by:
         time.sleep(0.02)
     assert _running_with(token) == [], "a sandboxed child outlived the run by over a second"
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(data["run_id"]).status is Status.INTERRUPTED
 
 
@@ -119,7 +120,7 @@ def test_cancel_on_a_run_handle_ends_the_run_as_cancelled_with_its_trace_R2(
     agent = Agent(f"replay:{script}", [nap])
     handle = agent.start("rest")
     while True:  # until the first step is recorded and the long nap has begun
-        with Store.open() as store, contextlib.suppress(StoreError):  # not begun yet
+        with open_store() as store, contextlib.suppress(StoreError):  # not begun yet
             if store.get_summary(handle.run_id).steps >= 1:
                 break
         time.sleep(0.02)
@@ -130,7 +131,7 @@ def test_cancel_on_a_run_handle_ends_the_run_as_cancelled_with_its_trace_R2(
     assert time.monotonic() - started < 1.0
     assert result.status is Status.CANCELLED
     assert [s.observation for s in result.steps] == ["rested"]
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(handle.run_id).status is Status.CANCELLED
 
 
@@ -157,7 +158,7 @@ def test_cancelling_the_asyncio_task_cancels_the_run_R2(replay: Replay, tao_home
             await task
 
     asyncio.run(main())
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(seen[0].run_id).status is Status.CANCELLED
 
 
@@ -198,11 +199,11 @@ def test_a_run_killed_before_its_first_step_can_be_resumed_R1(
     )
     worker.start()
     time.sleep(0.5)
-    with Store.open() as store:  # the model has not answered: a checkpoint exists already
+    with open_store() as store:  # the model has not answered: a checkpoint exists already
         checkpoint = store.load_state(ids[0])
     assert checkpoint is not None and checkpoint.step is None and checkpoint.messages
     script = replay(["Action: finish[4]"])
-    with Store.open() as store:  # as if the process had died: its run is picked up again
+    with open_store() as store:  # as if the process had died: its run is picked up again
         result = Agent(f"replay:{script}", ["calc"], record=store).resume(ids[0])
     assert (result.status, result.answer) == (Status.FINISHED, "4")
     model.go.set()

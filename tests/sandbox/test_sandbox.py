@@ -20,7 +20,7 @@ from tao import sandbox as sandbox_package
 from tao.errors import ConfigError
 from tao.sandbox import Limits, Sandbox, availability, confine, probe, startup_notice
 from tao.sandbox import command as command_module
-from tao.state import RunConfig
+from tao.state.config import RunConfig
 
 from ..conftest import CliResult
 

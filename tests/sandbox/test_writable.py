@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tao import Agent
-from tao.policy import Policy, Rule
+from tao.approval.policy import Policy, Rule
 from tao.sandbox.command import SANDBOX_UID
 from tao.sandbox.writable import writable_folders
 

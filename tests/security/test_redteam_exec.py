@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from tao.selfrun import loader_free_environment, loader_variable, tao_command
-from tao.store import Store
+from tao.sandbox.selfrun import loader_free_environment, loader_variable, tao_command
+from tao.store.factory import open_store
 
 #: Modules a Python would pick up from the working folder or PYTHONPATH before tao's own.
 SHADOWS = ("click", "rich", "pydantic", "sitecustomize", "usercustomize", "encodings_x")
@@ -118,7 +118,7 @@ def _wait_done(run_id: str, markers: Path, timeout: float = 90) -> str:
     """The run's status once its resume ended (neither awaiting approval nor running);
     a planted module that ran fails the test at once."""
     deadline = time.monotonic() + timeout
-    with Store.open() as store:
+    with open_store() as store:
         while time.monotonic() < deadline:
             ran = sorted(p.name for p in markers.iterdir())
             assert not ran, f"planted code ran: {ran}"
@@ -333,7 +333,7 @@ def _agent(replay: Callable[[list[str]], Path], root: Path, script: list[str], *
     """An agent with the tests and write tools on ``root``, a policy that allows every
     write and ``mutate`` unasked (the auto-allow the attack relies on), and ``extra`` tools."""
     from tao import Agent
-    from tao.policy import Policy, Rule
+    from tao.approval.policy import Policy, Rule
     from tao.tools.registry import resolve_tools
 
     tools = [*resolve_tools(["tests", "write"], project=root), *kw.pop("extra", [])]
@@ -500,7 +500,7 @@ def test_resume_in_another_process_keeps_the_approved_fingerprint(
     assert call["tool"] == "run_tests"
     assert "changed: tests/helper.py" in call["reason"]
     assert "conftest.py" not in call["reason"]
-    with Store.open() as store:
+    with open_store() as store:
         observations = [s.observation or "" for s in store.get_run(run_id).steps]
     assert RAN in observations[2] and RAN in observations[3]  # approved, then unasked
     last = approve_and_resume()
@@ -511,7 +511,7 @@ def test_resume_in_another_process_keeps_the_approved_fingerprint(
 def test_a_run_recorded_without_an_approved_state_asks(tmp_path: Path) -> None:
     """S11: a checkpoint written before this check existed has no approved fingerprint; it
     still loads, and its test runs ask rather than run unasked."""
-    from tao.state import Checkpoint
+    from tao.state.config import Checkpoint
     from tao.tools.fingerprint import CodeGate
 
     old = Checkpoint.from_json({"schema_version": 2, "messages": [], "step": None})

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tao.act import Call, Ready, execute, find_tool, prepare
+from tao.run.act import execute, find_tool, prepare
+from tao.state.calls import Call, Ready
 from tao.errors import ToolDefinitionError, ToolError
 from tao.tools.base import Tool, make_tool
 from tao.tools.calc import calculate

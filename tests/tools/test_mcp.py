@@ -23,8 +23,8 @@ pytest.importorskip("mcp")
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent
 
 from tao.errors import ToolError
-from tao.jsontypes import JSON
 from tao.sandbox import SERVER_LIMITS, Sandbox
+from tao.state.jsontypes import JSON
 from tao.tools.base import ArgumentError
 from tao.tools.mcp import McpError, McpServer, McpTool, mcp_tools
 from tao.tools.mcp_tool import AnyArgs, result_text, safe_name

@@ -34,9 +34,9 @@ from tao.format import (
     step_costs,
     terminal_safe,
 )
-from tao.jsontypes import JSONObject
 from tao.redact import redact
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
 
@@ -165,13 +165,21 @@ def render_pending(
     preview: str | None,
     call_id: str = "",
     warning: str | None = None,
+    thought: str | None = None,
 ) -> RenderableType:
-    """A call waiting for a person: what it is, what it does, and its diff in colour;
-    ``warning``: that a crash cut it short and it may have taken effect (SPEC R1)."""
-    head = Text.assemble(
-        (f"[{call_id}] " if call_id else "", "dim"),
-        (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
-        ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
+    """A call waiting for a person: why the model wants it (its Thought), what it is, what
+    it does, and its diff in colour; ``warning``: that a crash cut it short and it may
+    have taken effect (SPEC R1). All of it is shown before the person is asked."""
+    head = Text()
+    if thought:
+        head.append("Thought: ", style="bold dim")
+        head.append(terminal_safe(redact(thought)) + "\n", style="italic")
+    head.append_text(
+        Text.assemble(
+            (f"[{call_id}] " if call_id else "", "dim"),
+            (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
+            ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
+        )
     )
     if warning:
         head.append(f"\n  ⚠ {warning}", style="bold red")
@@ -212,7 +220,13 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
     for call in result.pending or ():
         parts.append(
             render_pending(
-                call.tool, call.arguments, call.effects, call.preview, call.id, call.warning
+                call.tool,
+                call.arguments,
+                call.effects,
+                call.preview,
+                call.id,
+                call.warning,
+                call.thought,
             )
         )
     note = _unfinished_note(result, shown)

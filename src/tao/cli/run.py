@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
-from tao.act import Person
 from tao.cli.ending import (
     Latest,
     RunCommand,
@@ -26,12 +25,14 @@ from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
-from tao.jsontypes import JSONObject
-from tao.output import schema_of
+from tao.interrupts import read_line
 from tao.protocol.labels import LABELS
-from tao.state import PendingCall, RunConfig
+from tao.run.act import Person
+from tao.run.output import schema_of
+from tao.state.config import PendingCall, RunConfig
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunObserver, RunResult
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult
 
 #: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
 TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
@@ -99,10 +100,10 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
     click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
     click.echo("Do this, then type the Observation (one line):", err=True)
-    line = sys.stdin.readline()
-    if not line:
+    line = read_line()
+    if line is None:
         raise ToolError("no observation was typed (standard input is closed)")
-    return line.rstrip("\n")
+    return line
 
 
 def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
@@ -115,14 +116,17 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     console = Console(stderr=True, highlight=False)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
-    console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
-    answer = click.prompt(
-        "Allow it? [y/N] (anything else is a no, told to the model as the reason)",
-        default="n",
-        err=True,
-        show_default=False,
+    shown = render_pending(
+        tool.name, arguments, effects, preview, call.id, call.warning, call.thought
     )
-    return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
+    console.print(shown)
+    question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "
+    click.echo(question, nl=False, err=True)
+    typed = read_line()  # not click.prompt: Ctrl-C must find no lock held (tao.interrupts)
+    answer = (typed or "").strip()
+    if answer.lower() in {"y", "yes"}:
+        return True
+    return False if answer.lower() in {"", "n", "no"} else answer
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).
@@ -161,7 +165,7 @@ def _names(
     context: click.Context, param: click.Parameter, value: tuple[str, ...]
 ) -> tuple[str, ...]:
     """``--pass-env`` takes variable names (``DATABASE_URL``), never ``NAME=value``."""
-    from tao.state import ENV_NAME
+    from tao.state.config import ENV_NAME
 
     for name in value:
         if not ENV_NAME.fullmatch(name):
@@ -365,12 +369,13 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
     line; a missing run, or one that has not ended, is a usage error (exit 2)."""
     from click.core import ParameterSource
 
-    from tao.approvals import rebuildable
-    from tao.store import Store
+    from tao.approval.decide import rebuildable
 
     context = click.get_current_context()
     try:
-        with Store.open() as store:
+        from tao.store.factory import open_store
+
+        with open_store() as store:
             parent = store.get_summary(run_id)
         if parent.status.resumable:
             raise click.UsageError(

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tao.jsontypes import JSONObject
 from tao.protocol.labels import Labels
+from tao.state.jsontypes import JSONObject
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENT_CHARS",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tao.policy import Policy
+from tao.approval.policy import Policy
 from tao.tools.base import normal_name
 
 #: The tools whose pre-approved writes open a folder to the tests.

@@ -17,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from tao.jsontypes import JSON, JSONObject
 from tao.paths import tao_home
-from tao.redacted import redact_json
+from tao.redact import redact_json
+from tao.state.jsontypes import JSON, JSONObject
 
 
 def _path(run_id: str) -> Path:

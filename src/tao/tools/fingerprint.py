@@ -33,9 +33,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from tao.frozen import frozen
-from tao.jsontypes import JSON, JSONObject, canonical_json
 from tao.sandbox import availability
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
 #: Entries (files and folders) visited at most; past it the fingerprint is incomplete.
 MAX_ENTRIES = 50_000

@@ -43,9 +43,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from tao.errors import ToolError
-from tao.jsontypes import JSON, JSONObject
 from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
 from tao.sandbox import must_confine as sandbox_ready
+from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import (
     AnyArgs,

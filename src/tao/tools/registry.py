@@ -136,7 +136,7 @@ def check_names(tools: Sequence[Tool]) -> None:
     """Refuse a reserved name, or two tools whose names differ only in spelling.
 
     Names are compared after :func:`normal_name` (case, whitespace, ``-``/``_``),
-    the same form :func:`tao.act.find_tool` looks them up in: an MCP tool
+    the same form :func:`tao.run.act.find_tool` looks them up in: an MCP tool
     ``Read_File`` beside the built-in ``read_file`` would otherwise take the
     model's ``READ_FILE[...]`` calls (issue 12 item 9).
     """

@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from tao.children import kill_group, tracked
+from tao.sandbox.children import kill_group, tracked
 from tao.errors import ToolError
 from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.command import NotConfinable
