@@ -78,7 +78,7 @@ def pg_database() -> Iterator[str]:
 def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test against both run logs: SQLite in $TAO_HOME, and a fresh PostgreSQL database.
 
-    ``Store.open()`` and every ``tao`` child process pick the backend up from the
+    ``open_store()`` and every ``tao`` child process pick the backend up from the
     environment (``TAO_DATABASE_URL``), exactly as a user's would.
     """
     if request.param == "postgres":

@@ -182,7 +182,7 @@ def test_a_volatile_tool_that_keeps_saying_the_same_is_still_bounded_L12(replay:
 
 
 def test_a_resumed_run_counts_volatile_repeats_as_the_live_run_did(replay: Replay) -> None:
-    from tao.repeats import Repeats, call_key
+    from tao.run.repeats import Repeats, call_key
 
     polls.clear()
     script = replay(["Action: job_status[j]"] * 3 + ["Action: finish[done]"])
@@ -267,7 +267,7 @@ def test_a_side_effecting_call_that_failed_is_a_repeat_and_forgets_nothing_L12(
 
 
 def test_a_resumed_run_counts_repeats_of_calls_that_could_not_start(replay: Replay) -> None:
-    from tao.repeats import Repeats, unready_key
+    from tao.run.repeats import Repeats, unready_key
 
     script = replay(["Action: put[oops]", "Action: put[oops]", "Action: finish[x]"])
     result = run(script)

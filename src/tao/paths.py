@@ -9,6 +9,7 @@ the run log's SQLite module just to find ``$TAO_HOME``).
     database_url()        # $TAO_DATABASE_URL, or None: the run log in PostgreSQL
     default_policy_path() # $TAO_POLICY, else $TAO_HOME/policy.toml
     store_retry_s()       # $TAO_STORE_RETRY_S: how long a lost database is retried (10 s)
+    lease_s()             # $TAO_LEASE_S: how long a run's lease lasts unrenewed (30 s)
 
 Nothing here creates a folder or a file; the code that writes there does.
 """
@@ -71,3 +72,18 @@ def store_retry_s() -> float:
     except ValueError:
         return DEFAULT_STORE_RETRY_S
     return value if value >= 0 else DEFAULT_STORE_RETRY_S
+
+
+#: Seconds a run's lease lasts without being renewed (SPEC R5); the holder renews it six
+#: times as often, so a live process never loses it and a killed one frees it this soon.
+LEASE_ENV = "TAO_LEASE_S"
+DEFAULT_LEASE_S = 30.0
+
+
+def lease_s() -> float:
+    """``$TAO_LEASE_S`` as seconds (at least 0.5); unset or not a number: 30."""
+    try:
+        value = float(os.environ.get(LEASE_ENV, "").strip() or DEFAULT_LEASE_S)
+    except ValueError:
+        return DEFAULT_LEASE_S
+    return max(value, 0.5) if value == value else DEFAULT_LEASE_S  # NaN: the default

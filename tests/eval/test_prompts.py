@@ -17,7 +17,7 @@ from tao.eval.config import EvalConfig
 from tao.eval.prompts import PAPER, STYLES, load_prompts
 from tao.eval.results import settings_digest
 from tao.eval.sources import sample_dir
-from tao.store import Store
+from tao.store.factory import open_store
 
 from ..conftest import CliResult
 from .conftest import EvalData
@@ -115,7 +115,7 @@ def test_the_model_is_sent_the_chosen_style(three: EvalData, replay: Replay) -> 
     (record,) = run(
         three, replay, "react", ["Thought 1: t\nAction 1: Finish[yes]"], prompt="shots1-reminder"
     )
-    system = Store.open().get_run(record.run_ids[0]).steps[0].model_input[0]["content"]
+    system = open_store().get_run(record.run_ids[0]).steps[0].model_input[0]["content"]
     assert "Finish[A1]" in system and "Q2?" not in system
     assert system.endswith("never repeat an action.")
 

@@ -13,7 +13,7 @@ import pytest
 from tao import Agent, Status
 from tao.errors import ToolError
 from tao.eval.sources import sample_dir
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.tools.fuzzy_titles import TitleMatcher, fold, skeleton
 from tao.tools.wiki import CorpusError, load_corpus, wiki_tools
 

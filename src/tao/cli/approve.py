@@ -23,13 +23,18 @@ from tao.cli.ending import (
 )
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
+from tao.format import terminal_safe
+from tao.redact import redact
+from tao.store.factory import open_store
 
 
 def _show_pending(run_id: str) -> None:
-    from tao.approvals import pending_calls
+    from tao.approval.decide import pending_calls
 
     for waiting in pending_calls(run_id):
         call = waiting.call
+        if call.thought:
+            click.echo(f"  Thought: {terminal_safe(redact(call.thought))}")
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
         click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:
@@ -52,7 +57,7 @@ _CALL_OPTION = click.option(
 @_CALL_OPTION
 def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
-    from tao.approvals import approve_run
+    from tao.approval.decide import approve_run
 
     try:
         full = approve_run(run_id, calls=calls or None)
@@ -69,7 +74,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 @_CALL_OPTION
 def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
-    from tao.approvals import deny_run
+    from tao.approval.decide import deny_run
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
@@ -84,7 +89,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
-    from tao.approvals import agent_for_run
+    from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
     from tao.cli.run import ask_approval, show_live
 
@@ -93,6 +98,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     try:
         with loading("", quiet=as_json):
             agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+            task = _task_of(run_id)
     except TaoError as error:  # nothing to resume: a plain one-line error
         not_started(error, as_json)
     try:
@@ -101,7 +107,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
                 result = agent.resume(run_id, observers=[latest])
             else:
                 events = agent.stream_resume(run_id, observers=[latest, status])
-                result = show_live(agent, run_id, events=events, status=status)
+                result = show_live(agent, task, events=events, status=status)
     except ResumeError as error:
         not_started(error, as_json)
     except TaoError as error:
@@ -109,3 +115,10 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     except KeyboardInterrupt:
         interrupted(latest, as_json)
     conclude(result, as_json)
+
+
+def _task_of(run_id: str) -> str:
+    """The task of the run resumed, for the live display's header (it showed the run id)."""
+
+    with open_store() as store:
+        return store.get_summary(run_id).task

@@ -273,7 +273,6 @@ def _execute(
     from tao.cli.live import loading
     from tao.eval.runner import Execution, run_all, run_strategy
     from tao.models import load_model
-    from tao.store import Store
 
     local = options.executor == "local"
     model = None
@@ -281,7 +280,9 @@ def _execute(
         with loading(config.model, progress.progress.console):
             model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
-    store = Store.open()
+    from tao.store.factory import open_store
+
+    store = open_store()
     if options.strategy == "all":
         return run_all(
             config, questions, store=store, execution=execution, progress=progress, model=model

@@ -34,9 +34,9 @@ from tao.format import (
     step_costs,
     terminal_safe,
 )
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.redact import redact
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.result import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
-from tao.act import Person
 from tao.cli.ending import (
     Latest,
     RunCommand,
@@ -26,12 +25,14 @@ from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
-from tao.jsontypes import JSONObject
-from tao.output import schema_of
+from tao.interrupts import read_line
 from tao.protocol.labels import LABELS
-from tao.state import PendingCall, RunConfig
+from tao.run.act import Person
+from tao.run.output import schema_of
+from tao.state.config import PendingCall, RunConfig
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunObserver, RunResult
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult
 
 #: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
 TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
@@ -99,10 +100,10 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
     click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
     click.echo("Do this, then type the Observation (one line):", err=True)
-    line = sys.stdin.readline()
-    if not line:
+    line = read_line()
+    if line is None:
         raise ToolError("no observation was typed (standard input is closed)")
-    return line.rstrip("\n")
+    return line
 
 
 def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
@@ -115,14 +116,17 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     console = Console(stderr=True, highlight=False)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
-    console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
-    answer = click.prompt(
-        "Allow it? [y/N] (anything else is a no, told to the model as the reason)",
-        default="n",
-        err=True,
-        show_default=False,
+    shown = render_pending(
+        tool.name, arguments, effects, preview, call.id, call.warning, call.thought
     )
-    return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
+    console.print(shown)
+    question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "
+    click.echo(question, nl=False, err=True)
+    typed = read_line()  # not click.prompt: Ctrl-C must find no lock held (tao.interrupts)
+    answer = (typed or "").strip()
+    if answer.lower() in {"y", "yes"}:
+        return True
+    return False if answer.lower() in {"", "n", "no"} else answer
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).
@@ -144,11 +148,32 @@ _HELP = {
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
     "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
+    "pass-env": "Also give sandboxed children (pytest, MCP servers) this environment "
+    "variable of yours; repeatable. Only the name is recorded.",
+    "allow-net": "Let these sandboxed children use the network (default: none); repeatable.",
+    "sandbox": "Confine child processes with bubblewrap: auto (where possible, else say so "
+    "and ask before each test run), require (refuse to run without it), off.",
 }
 _USD = click.FloatRange(min=0, min_open=True)
 _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
+_NET = click.Choice(["tests", "mcp"])
+
+
+def _names(
+    context: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--pass-env`` takes variable names (``DATABASE_URL``), never ``NAME=value``."""
+    from tao.state.config import ENV_NAME
+
+    for name in value:
+        if not ENV_NAME.fullmatch(name):
+            raise click.BadParameter(f"{name!r} is not a variable name (give NAME, not NAME=value)")
+    return value
+
+
+_MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 
 
 @click.command(cls=RunCommand)
@@ -174,6 +199,9 @@ _option = click.option
 @_option("--output-schema", type=_FILE, help=_HELP["output-schema"])
 @_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
+@_option("--pass-env", multiple=True, metavar="NAME", callback=_names, help=_HELP["pass-env"])
+@_option("--allow-net", "network", multiple=True, type=_NET, help=_HELP["allow-net"])
+@_option("--sandbox", envvar="TAO_SANDBOX", type=_MODES, default="auto", help=_HELP["sandbox"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
 def run(task: str, **options: Unpack[RunOptions]) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
@@ -194,7 +222,8 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
         config = _config(options, sets)
         parent = None if options["parent"] is None else _follow_up(options["parent"], config)
         config = parent.config if parent is not None else config
-        servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"])
+        _announce_sandbox(options, sets or [t or "" for t in config.tools])
+        servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"], config)
         with loading(config.model or "", quiet=options["as_json"]):
             agent = Agent(
                 tools=[*sets, *_mcp_tools(servers)] or None,  # none: the config's (--continue)
@@ -222,6 +251,28 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
         for server in servers:
             server.close()
     conclude(result, options["as_json"], recorded=not options["no_log"])
+
+
+def _announce_sandbox(options: RunOptions, sets: Sequence[str]) -> None:
+    """SPEC S10: children never run unconfined in silence. ``--sandbox`` becomes
+    ``$TAO_SANDBOX`` for this process, so every part of tao (the approval gate included)
+    reads one answer; then one line on stderr if pytest or an MCP server would run
+    without a sandbox, or a refusal (exit 2) if the sandbox is required and missing."""
+    import os
+
+    from tao.errors import ConfigError
+    from tao.sandbox import startup_notice
+
+    os.environ["TAO_SANDBOX"] = options["sandbox"].lower()
+    names = {name.strip().lower() for chunk in sets for name in chunk.split(",")}
+    children = ["run_tests"] if "tests" in names else []
+    children += ["MCP servers"] if options["mcp_commands"] else []
+    try:
+        line = startup_notice(children)
+    except ConfigError as error:
+        raise UsageProblem(str(error)) from None
+    if line is not None:
+        click.echo(terminal_safe(line), err=True)
 
 
 def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
@@ -276,6 +327,9 @@ class RunOptions(TypedDict):
     output_schema: Path | None
     no_log: bool
     parent: str | None
+    pass_env: tuple[str, ...]
+    network: tuple[str, ...]
+    sandbox: str
     as_json: bool
 
 
@@ -315,12 +369,13 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
     line; a missing run, or one that has not ended, is a usage error (exit 2)."""
     from click.core import ParameterSource
 
-    from tao.approvals import rebuildable
-    from tao.store import Store
+    from tao.approval.decide import rebuildable
 
     context = click.get_current_context()
     try:
-        with Store.open() as store:
+        from tao.store.factory import open_store
+
+        with open_store() as store:
             parent = store.get_summary(run_id)
         if parent.status.resumable:
             raise click.UsageError(
@@ -357,14 +412,20 @@ def _read_schema(path: Path) -> JSONObject:
     return schema
 
 
-def _connect_mcp(commands: tuple[str, ...], urls: tuple[str, ...]) -> list[McpServer]:
+def _connect_mcp(
+    commands: tuple[str, ...], urls: tuple[str, ...], config: RunConfig
+) -> list[McpServer]:
     if not commands and not urls:
         return []
+    from tao.sandbox import SERVER_LIMITS, Sandbox
     from tao.tools.mcp import McpServer
 
+    sandbox = Sandbox(
+        network="mcp" in config.network, pass_env=config.pass_env, limits=SERVER_LIMITS
+    )
     servers: list[McpServer] = []
     try:
-        servers.extend(McpServer.stdio(command) for command in commands)
+        servers.extend(McpServer.stdio(command, sandbox=sandbox) for command in commands)
         servers.extend(McpServer.http(url) for url in urls)
     except BaseException:  # one failed to start: end the ones already running
         for server in servers:

@@ -15,7 +15,7 @@ import errno
 import click
 
 from tao.errors import StoreError
-from tao.store import Store
+from tao.store.factory import open_store
 
 DEFAULT_PORT = 8765
 
@@ -33,7 +33,7 @@ def ui(port: int) -> None:
     from tao.ui import UiServer
 
     try:
-        store = Store.open()
+        store = open_store()
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     try:

@@ -51,7 +51,7 @@ from tao.eval.sources import (
     cache_root,
     sample_dir,
 )
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 
 if TYPE_CHECKING:
     from rich.console import Console

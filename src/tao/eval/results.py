@@ -23,8 +23,8 @@ from pathlib import Path
 
 from tao.errors import ConfigError
 from tao.eval.record import QuestionRecord
-from tao.jsontypes import JSON, JSONObject
 from tao.paths import tao_home
+from tao.state.jsontypes import JSON, JSONObject
 
 
 class ResultsError(ConfigError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.protocol.labels import Labels
 
 __all__ = [

@@ -37,6 +37,7 @@ from tao.store.schema import (
     tables_v1,
     tables_v3,
     tables_v6,
+    tables_v7,
 )
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
@@ -63,6 +64,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V4,
     V5,
     tables_v6(POSTGRES),
+    tables_v7(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

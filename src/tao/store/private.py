@@ -17,9 +17,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from tao.jsontypes import JSON, JSONObject
 from tao.paths import tao_home
-from tao.redacted import redact_json
+from tao.redact import redact_json
+from tao.state.jsontypes import JSON, JSONObject
 
 
 def _path(run_id: str) -> Path:
@@ -66,4 +66,5 @@ def restore(run_id: str, stored: JSONObject) -> JSONObject:
         return stored
     if not isinstance(data, dict):
         return stored
-    return {**stored, **{key: data[key] for key in ("reply", "pending") if key in data}}
+    kept = ("reply", "pending", "approved")  # approved: file names are facts, never redacted
+    return {**stored, **{key: data[key] for key in kept if key in data}}

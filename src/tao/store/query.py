@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tao.errors import StoreError
+from tao.state.result import Status
 from tao.store.rows import SELECT_SUMMARY, Connection, RunSummary, SQLValue, summary_from_row
-from tao.trace import Status
 
 #: Every status a query can filter on.
 STATUSES: tuple[str, ...] = tuple(str(status) for status in Status)

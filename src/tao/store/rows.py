@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
-from tao.jsontypes import JSON, JSONObject
-from tao.redact import redact, redact_url
-from tao.redacted import redact_json, redact_optional
-from tao.state import RunConfig
-from tao.trace import RunResult, Status
+from tao.redact import redact, redact_json, redact_optional, redact_url
+from tao.state.config import RunConfig
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Status
 
 #: What a query parameter may be.
 SQLValue: TypeAlias = str | int | float | None
@@ -110,7 +109,7 @@ class RunSummary:
     parent_id: str | None = None
     """The run this one follows up (``tao run --continue``), if any."""
     cost_usd: float | None = None
-    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.trace.Usage`)."""
+    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.result.Usage`)."""
 
     @property
     def tokens(self) -> int:

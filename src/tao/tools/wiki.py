@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from tao.errors import ConfigError, MissingPackageError, ToolError
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:

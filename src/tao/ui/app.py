@@ -25,11 +25,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from tao.errors import ResumeError, StoreError, TaoError
-from tao.jsontypes import JSON
 from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
+from tao.state.jsontypes import JSON
+from tao.state.result import Status
 from tao.store import Store
-from tao.trace import Status
 from tao.ui import listing, pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.live import LiveStreams, LiveUpdate

@@ -29,9 +29,10 @@ from tao.format import (
     step_costs,
 )
 from tao.protocol.labels import Labels
-from tao.state import EvalTag, RunConfig
+from tao.redact import hidden_note
+from tao.state.config import EvalTag, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.store import RunSummary
-from tao.trace import RunResult, Status, Step, StepKind
 from tao.ui.approval import Pending
 from tao.ui.diff import text_block
 
@@ -141,6 +142,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
         + (f'<p class="interrupted">{e(call.warning)}</p>' if call.warning else "")
         + (text_block(call.preview, "preview") if call.preview else "")
+        + (f'<p class="hidden-note">{e(hidden_note(call.hidden))}</p>' if call.hidden else "")
         for call in item.calls
     )
     thought = (
