@@ -113,7 +113,15 @@ def format_call(tool: str, argument: str | None, arguments: object) -> str:
 
 
 def format_action(step: Step) -> str:
-    """The step's action as the protocol writes it: ``tool[argument]`` or ``tool(key=value)``."""
+    """The step's action as it was understood: ``tool(key=value, ...)`` once its arguments
+    were bound, so a mis-bound argument shows (issue 30); the text as written,
+    ``tool[argument]``, only when it could not be bound."""
+    if step.arguments is not None:
+        return (
+            format_call(step.tool or "?", None, step.arguments)
+            if step.arguments
+            else (f"{step.tool or '?'}()")
+        )
     return format_call(step.tool or "?", step.argument, step.arguments)
 
 

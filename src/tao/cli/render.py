@@ -202,16 +202,19 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
     shown = status or str(result.status)
     parts: list[RenderableType] = [Rule(style="dim")]
     headline = Text.assemble(status_text(shown))
-    if result.stop_reason:
+    if result.forced:  # no plain success: the model was made to answer (issue 30)
+        why = "repeats spent" if "repeat" in (result.stop_reason or "") else "step budget spent"
+        headline.append(f"  (answer forced: {why}; the model was not done, check it)", "yellow")
+    elif result.stop_reason:
         headline.append(f"  (budget spent: {result.stop_reason})", style="yellow")
     parts.append(headline)
     if result.answer is not None:
         parts.append(
             Panel(
                 Text(result.answer),
-                title=Text(labels.answer, style="bold green"),
+                title=Text(labels.answer, style="bold yellow" if result.forced else "bold green"),
                 title_align="left",
-                border_style="green",
+                border_style="yellow" if result.forced else "green",
                 expand=False,
             )
         )

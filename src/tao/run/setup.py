@@ -150,7 +150,10 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
 
-        grammar = react_grammar(labels, list(tools), answer_schema=config.output_schema)
+        schemas = {name: tool.schema for name, tool in tools.items() if len(tool.param_names) > 1}
+        grammar = react_grammar(
+            labels, list(tools), answer_schema=config.output_schema, schemas=schemas
+        )
         answer_grammar = react_grammar(labels, [], answer_schema=config.output_schema)
     output = OutputSpec(config.output_schema) if config.output_schema is not None else None
     if config.system_prompt:

@@ -180,6 +180,15 @@ class RunResult:
     def finished(self) -> bool:
         return self.status is Status.FINISHED
 
+    @property
+    def forced(self) -> bool:
+        """The answer came from a step that could only answer (the step budget spent, or a
+        model that kept repeating itself): the model was not done, so the answer is suspect.
+        ``tao run`` says so and exits 5, never 0 (issue 30)."""
+        return self.status is Status.FINISHED and any(
+            step.forced and step.kind is StepKind.FINAL for step in self.steps
+        )
+
     def add_step(self, step: Step, usage: Usage | None = None) -> None:
         """Append ``step``; ``usage`` is the totals with it counted, if known already."""
         self.steps.append(step)
@@ -211,6 +220,7 @@ class RunResult:
             "steps": steps,
             "usage": self.usage.to_dict(),
             "stop_reason": self.stop_reason,
+            "forced": self.forced,
             "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
             "task": self.task,
             "model": self.model,
