@@ -30,7 +30,7 @@ from rich.text import Text
 
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
-from tao.redact import redact
+from tao.redact.scan import redact
 from tao.state.result import StepKind
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from tao.errors import ToolError
-from tao.redact import find_secrets
+from tao.redact.scan import find_secrets
 from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
