@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tao.protocol.labels import LABELS, Labels
-from tao.state.status import Status, StepKind
+from tao.state.config.status import Status, StepKind
 
 if TYPE_CHECKING:  # rendered, never built here
-    from tao.state.result import RunResult, Step
+    from tao.state.config.result import RunResult, Step
 
 __all__ = [
     "ERROR_KINDS",

@@ -35,8 +35,8 @@ from tao.format import (
     terminal_safe,
 )
 from tao.redact.scan import redact
-from tao.state.jsontypes import JSONObject
-from tao.state.result import RunResult, Status, Step, StepKind
+from tao.state.config.jsontypes import JSONObject
+from tao.state.config.result import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
 

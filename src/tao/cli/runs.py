@@ -27,7 +27,7 @@ from tao.cli.render import render_result_footer, render_run_header, render_step,
 from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural
-from tao.state.result import Status
+from tao.state.config.result import Status
 from tao.store.factory import open_store
 from tao.store.query import STATUSES
 

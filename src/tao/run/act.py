@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from tao.errors import ToolError
 from tao.redact.scan import redact
-from tao.state.calls import Call, Outcome, Ready
-from tao.state.config import PendingCall
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.result import StepKind
+from tao.state.config.calls import Call, Outcome, Ready
+from tao.state.config.config import PendingCall
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.result import StepKind
 from tao.tools.base import Tool, cut, normal_name, to_text
 from tao.tools.limits import Finished, TimedOut, await_with_limit, run_with_limit
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tao.state.frozen import frozen
-from tao.state.jsontypes import JSONObject
-from tao.state.status import StepKind
+from tao.state.config.frozen import frozen
+from tao.state.config.jsontypes import JSONObject
+from tao.state.config.status import StepKind
 from tao.tools.base import Tool
 
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from tao.models.base import Message
-from tao.state.budget import Usage
-from tao.state.config import PendingCall, RunConfig
-from tao.state.frozen import frozen
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.status import Status, StepKind
+from tao.state.config.budget import Usage
+from tao.state.config.config import PendingCall, RunConfig
+from tao.state.config.frozen import frozen
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.status import Status, StepKind
 
 __all__ = ["RunObserver", "RunResult", "Status", "Step", "StepKind"]
 

@@ -1,8 +1,8 @@
 """The words of a run's state: how it stands (:class:`Status`), what a step was (:class:`StepKind`).
 
 A leaf, so that whatever only names a status (the rendering in :mod:`tao.format`, the run
-log's queries, the calls of :mod:`tao.state.calls`) need not load the run's data classes;
-:mod:`tao.state.result` re-exports both.
+log's queries, the calls of :mod:`tao.state.config.calls`) need not load the run's data classes;
+:mod:`tao.state.config.result` re-exports both.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ against the :class:`~tao.store.sql.Connection` a subclass yields.
         print(summary.run_id[:8], summary.status, summary.task)
     result = store.get_run("3f2a")           # a unique prefix is enough
 
-Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.config.Checkpoint`
-and a :class:`tao.state.config.RunConfig` go in and come out; a damaged JSON column is a
+Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.config.config.Checkpoint`
+and a :class:`tao.state.config.config.RunConfig` go in and come out; a damaged JSON column is a
 :class:`tao.errors.StateError` naming the run.
 """
 
@@ -28,10 +28,10 @@ from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError, UnknownRunError
 from tao.models.base import Message
-from tao.state.budget import Usage
-from tao.state.config import Checkpoint, PendingCall, RunConfig
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.result import RunResult, Status, Step
+from tao.state.config.budget import Usage
+from tao.state.config.config import Checkpoint, PendingCall, RunConfig
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.result import RunResult, Status, Step
 from tao.store import lease as _lease
 from tao.store import private, transcript
 from tao.store.query import (

@@ -19,7 +19,7 @@ from typing import cast
 
 from tao.paths import tao_home
 from tao.redact.structured import redact_json
-from tao.state.jsontypes import JSON, JSONObject
+from tao.state.config.jsontypes import JSON, JSONObject
 
 
 def _path(run_id: str) -> Path:

@@ -18,9 +18,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from tao.errors import StateError, StoreError
-from tao.state.config import RunConfig
-from tao.state.jsontypes import JSONObject
-from tao.state.result import Status
+from tao.state.config.config import RunConfig
+from tao.state.config.jsontypes import JSONObject
+from tao.state.config.result import Status
 from tao.store.sql import Connection, Row, SQLValue, loads_object, process_gone
 
 #: A running run's usage, summed over its model calls when read (``finish_run`` records
@@ -73,7 +73,7 @@ class RunSummary:
     parent_id: str | None = None
     """The run this one follows up (``tao run --continue``), if any."""
     cost_usd: float | None = None
-    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.result.Usage`)."""
+    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.config.result.Usage`)."""
 
     @property
     def tokens(self) -> int:

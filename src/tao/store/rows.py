@@ -14,8 +14,8 @@ import time
 
 from tao.redact.scan import redact, redact_url
 from tao.redact.structured import redact_json, redact_optional
-from tao.state.config import RunConfig
-from tao.state.result import RunResult, Status
+from tao.state.config.config import RunConfig
+from tao.state.config.result import RunResult, Status
 from tao.store.sql import HOST, Connection, dumps
 
 #: A run that starts (again) is running, in this process, with nothing of an end recorded.

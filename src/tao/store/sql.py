@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, TypeAlias
 
 from tao.errors import StateError
-from tao.state.jsontypes import JSON, JSONObject
+from tao.state.config.jsontypes import JSON, JSONObject
 
 #: What a query parameter may be.
 SQLValue: TypeAlias = str | int | float | None

@@ -21,12 +21,12 @@ from tao.errors import StateError
 from tao.models.base import Message
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.result import RunResult, Step
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.result import RunResult, Step
 from tao.store import transcript
 from tao.store.sql import Connection, Row, dumps, loads, loads_object
 
-#: Step columns named as :class:`tao.state.result.Step` fields (``arguments`` and
+#: Step columns named as :class:`tao.state.config.result.Step` fields (``arguments`` and
 #: ``model_input`` hold JSON).
 STEP_FIELDS = (
     "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",

@@ -26,8 +26,8 @@ from typing import cast
 from tao.errors import StateError
 from tao.models.base import Message
 from tao.redact.structured import redact_json
-from tao.state.config import Checkpoint
-from tao.state.jsontypes import JSON, JSONObject
+from tao.state.config.config import Checkpoint
+from tao.state.config.jsontypes import JSON, JSONObject
 from tao.store.sql import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, the last one, and its

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from tao.models.base import Message, ModelReply, ModelRequest
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
-from tao.state.calls import Ready
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.result import RunResult, Step
+from tao.state.config.calls import Ready
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.result import RunResult, Step
 
 #: An attribute value as OpenTelemetry takes it.
 Value = str | bool | int | float | Sequence[str] | Sequence[int]

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from tao.errors import ToolError
 from tao.redact.scan import redact
-from tao.state.jsontypes import JSONObject
+from tao.state.config.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 from tao.tools.paths import (
     ProjectPath,

@@ -28,8 +28,8 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from tao.errors import ResumeError, StoreError, TaoError
 from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
-from tao.state.jsontypes import JSON
-from tao.state.result import Status
+from tao.state.config.jsontypes import JSON
+from tao.state.config.result import Status
 from tao.ui import listing, pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.live import LiveStreams, LiveUpdate

@@ -3,7 +3,7 @@
     Approve  =  tao runs approve RUN_ID --call ID   then   tao resume RUN_ID   (in the background)
     Deny     =  tao runs deny RUN_ID --call ID --reason TEXT   then   tao resume RUN_ID
 
-A decision names the exact calls the person saw (:attr:`tao.state.config.PendingCall.id`); when the
+A decision names the exact calls the person saw (:attr:`tao.state.config.config.PendingCall.id`); when the
 run has moved on, :func:`tao.approval.decide.approve_run` refuses with :class:`tao.ResumeError`.
 
 The decision is recorded by :func:`tao.approval.decide.approve_run` / ``deny_run`` (the
@@ -35,9 +35,9 @@ from tao.redact.marker import REDACTED
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
 from tao.sandbox.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
-from tao.state.config import Checkpoint, PendingCall
-from tao.state.jsontypes import JSON, JSONObject
-from tao.state.result import RunResult, Status
+from tao.state.config.config import Checkpoint, PendingCall
+from tao.state.config.jsontypes import JSON, JSONObject
+from tao.state.config.result import RunResult, Status
 
 if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
     from tao.store.base import Store

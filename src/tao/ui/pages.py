@@ -31,8 +31,8 @@ from tao.format import (
 )
 from tao.protocol.labels import Labels
 from tao.redact.marker import hidden_note
-from tao.state.config import EvalTag, RunConfig
-from tao.state.result import RunResult, Status, Step, StepKind
+from tao.state.config.config import EvalTag, RunConfig
+from tao.state.config.result import RunResult, Status, Step, StepKind
 from tao.ui.diff import text_block
 
 if TYPE_CHECKING:  # rendered here, read from the run log by the callers
