@@ -13,9 +13,13 @@ in :class:`rich.text.Text` (:mod:`tao.cli.render`) and the web page escapes them
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tao.protocol.labels import LABELS, Labels
-from tao.state.result import RunResult, Status, Step, StepKind
+from tao.state.status import Status, StepKind
+
+if TYPE_CHECKING:  # rendered, never built here
+    from tao.state.result import RunResult, Step
 
 __all__ = [
     "ERROR_KINDS",

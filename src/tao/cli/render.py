@@ -34,7 +34,7 @@ from tao.format import (
     step_costs,
     terminal_safe,
 )
-from tao.redact import redact
+from tao.redact.scan import redact
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunResult, Status, Step, StepKind
 

@@ -28,8 +28,8 @@ from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural
 from tao.state.result import Status
-from tao.store import STATUSES
 from tao.store.factory import open_store
+from tao.store.query import STATUSES
 
 P = ParamSpec("P")
 R = TypeVar("R")

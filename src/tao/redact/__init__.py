@@ -18,19 +18,8 @@ from __future__ import annotations
 
 from tao.redact.keys import secret_key
 from tao.redact.marker import REDACTED, Span, hidden_note
-from tao.redact.scan import Redaction, find_secrets, redact, redaction
+from tao.redact.scan import Redaction, find_secrets, redact, redact_url, redaction
 from tao.redact.structured import redact_json, redact_optional
-from tao.redact.urls import redact_url_with
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password (and secret-looking query values) replaced: safe to store.
-
-    ``https://user:pw@host/v1?api_key=X`` → ``https://user:[REDACTED]@host/v1?api_key=[REDACTED]``;
-    a URL that does not parse is redacted as text.
-    """
-    return redact_url_with(url, redact)
-
 
 __all__ = [
     "REDACTED",

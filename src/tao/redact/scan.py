@@ -34,7 +34,7 @@ from tao.redact.marker import Span, merge, replace
 from tao.redact.plugins import plugin_spans
 from tao.redact.runs import TOKEN, Classes
 from tao.redact.shapes import pem_spans, shape_spans
-from tao.redact.urls import url_spans
+from tao.redact.urls import redact_url_with, url_spans
 
 #: Something any layer needs: a run of 16 token characters, a label word, an assignment
 #: or option, a URL. Text without one is returned as it is after a few ``str.find``.
@@ -56,6 +56,15 @@ class Redaction:
 def redact(text: str) -> str:
     """Replace every secret in ``text`` by ``[REDACTED]``; text without any comes back as is."""
     return redaction(text).text
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (and secret-looking query values) replaced: safe to store.
+
+    ``https://user:pw@host/v1?api_key=X`` → ``https://user:[REDACTED]@host/v1?api_key=[REDACTED]``;
+    a URL that does not parse is redacted as text.
+    """
+    return redact_url_with(url, redact)
 
 
 def redaction(text: str) -> Redaction:
@@ -117,4 +126,4 @@ def _lowered(text: str) -> str:
     return lowered
 
 
-__all__ = ["Redaction", "find_secrets", "plain_spans", "redact", "redaction"]
+__all__ = ["Redaction", "find_secrets", "plain_spans", "redact", "redact_url", "redaction"]
