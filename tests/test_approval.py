@@ -61,6 +61,7 @@ def test_without_a_person_the_run_pauses_and_resumes_on_approval_S3(replay: Repl
             "effects": ["deletes"],
             "preview": None,
             "interrupted": False,
+            "thought": "clean up.",  # why the model wants it, read before deciding
         }
     ]
     done = agent.resume(paused, approve=True)

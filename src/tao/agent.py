@@ -79,7 +79,8 @@ class Agent:
         api_key: str | None = None,
         **settings: object,
     ) -> None:
-        built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key)
+        policy = policy if policy is not None else Policy.default()
+        built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key, policy=policy)
         #: Every setting of this agent's runs; recorded with each run, rebuilt by ``tao resume``.
         self.config: RunConfig = built.config
         self.model: Model = built.model
@@ -89,7 +90,7 @@ class Agent:
         self.output_type = built.output_type
         self.executor: Executor = executor or call_tool
         self.approve = approve
-        self.policy = policy if policy is not None else Policy.default()
+        self.policy = policy
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed

@@ -38,7 +38,7 @@ PROGRAM = textwrap.dedent(
     from tao import Agent, tool
     from tao.run.act import Person
     from tao.approval.policy import Policy, Rule
-    from tao.store import Store
+    from tao.store import Store, open_store
 
     script, folder = sys.argv[1], Path(sys.argv[2])
     sent, asked = folder / "sent.log", folder / "asked.log"

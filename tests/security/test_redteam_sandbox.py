@@ -114,6 +114,8 @@ for target in {[str(t) for t in targets]!r}:
 def test_writes_land_only_in_the_writable_folders_given_S10(world: dict[str, Path]) -> None:
     out = world["project"] / "out"
     out.mkdir()
+    if os.geteuid() == 0:  # the child is uid 65534: a writable folder must let it write
+        out.chmod(0o777)
     body = "open('out/ok.txt', 'w').write('fine')\nopen('nope.txt', 'w').write('x')"
     output = run_attack(world["project"], show(body), Sandbox(writable=(out,)))
     assert (out / "ok.txt").read_text() == "fine"
@@ -215,15 +217,14 @@ def test_nothing_the_child_starts_outlives_the_tool_call_S10(
     world: dict[str, Path], how: str
 ) -> None:
     """Grandchildren left running (a plain one, one that escaped into its own session, a
-    fork bomb until the timeout) are gone when run_tests returns. Where the kernel
-    enforces the process limit (not for root), the bomb also stops forking."""
+    fork bomb) are gone when run_tests returns, and the bomb is refused by the task limit,
+    under root too: tao's child then runs as uid 65534, which the kernel does limit."""
     token = f"tao-stray-{how}-{time.monotonic_ns()}"
     sleeper = f"[sys.executable, '-c', 'import time; time.sleep(120)', {token!r}]"
     body = {
         "daemon": f"subprocess.Popen({sleeper})",
         "setsid-double-fork": f"subprocess.Popen(['setsid', 'sh', '-c', 'sleep 120 {token} &'])",
         "fork-bomb": f"""
-import time
 made = 0
 for _ in range(400):
     try:
@@ -232,14 +233,14 @@ for _ in range(400):
     except OSError as error:
         print('FORK REFUSED after', made, error)
         break
-print('MADE', made)
-time.sleep(120)""",
+print('MADE', made)""",
     }[how]
     limits = Limits(processes=64)
     output = run_attack(world["project"], show(body), Sandbox(limits=limits), timeout_s=10)
-    if how == "fork-bomb" and os.geteuid() != 0:  # the kernel exempts root from RLIMIT_NPROC
-        assert printed(output, "FORK REFUSED after")
-    assert "was killed after the 10 s timeout" in output or how != "fork-bomb"
+    if how == "fork-bomb":
+        refused = printed(output, "FORK REFUSED after")
+        assert refused and int(refused[0].split()[3]) < 400, output[-3000:]
+        assert "run_tests: note:" not in output  # the uid was dropped, nothing weakened
     deadline = time.monotonic() + 5
     while _running_with(token) and time.monotonic() < deadline:
         time.sleep(0.1)

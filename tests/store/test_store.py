@@ -371,7 +371,7 @@ WORKER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from tao.state.config import RunConfig
-    from tao.store import RunRecorder, Store
+    from tao.store import RunRecorder, Store, open_store
     from tao.state.result import RunResult, Status, Step, StepKind
 
     worker, runs, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
@@ -442,7 +442,7 @@ def test_concurrent_writer_processes_on_a_fresh_log_M3(
 KILLED_WRITER = textwrap.dedent(
     """
     import time
-    from tao.store import RunRecorder, Store
+    from tao.store import RunRecorder, Store, open_store
     from tao.state.result import RunResult, Step, StepKind
 
     store = open_store()

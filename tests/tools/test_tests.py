@@ -1,7 +1,8 @@
-"""run_tests: test_*.py only, a real pytest child, timeout, clean env, the tail (SPEC S2, L6)."""
+"""run_tests: test_*.py only, a real pytest child, timeout, allow-list env, tail (SPEC S2, L6)."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from tao.errors import ToolError
 from tao.sandbox import Sandbox
 from tao.tools.base import cut
-from tao.tools.tests import scrubbed_environment, test_tools
+from tao.tools.tests import test_tools
 
 PASSING = "def test_ok():\n    assert 1 + 1 == 2\n"
 FAILING = "def test_bad():\n    assert 1 + 1 == 3, 'arithmetic is broken'\n"
@@ -112,6 +113,8 @@ def test_run_tests_kills_the_process_group_on_timeout_S2_S10(project: Path) -> N
         "    time.sleep(60)\n"
     )
     (project / "tests" / "test_sleep.py").write_text(sleeper)
+    if os.geteuid() == 0:  # the child is uid 65534: a writable folder must let it write
+        project.chmod(0o777)
     (run_tests,) = test_tools(project, timeout_s=3, sandbox=Sandbox(writable=(project,)))
     begun = time.monotonic()
     output = run_tests.invoke({"path": "tests/test_sleep.py"})
@@ -156,27 +159,3 @@ def test_run_tests_gives_the_child_an_allow_list_environment_S2_S10(
     assert "DATABASE_URL" not in keys
     for value in ["sk-test-should-not-leak", "ghp_abcdef", "aws-secret", "hunter2"]:
         assert value not in output
-
-
-def test_scrubbed_environment_rule_S2() -> None:
-    env = scrubbed_environment(
-        {
-            "PATH": "/usr/bin",
-            "HOME": "/home/u",
-            "LANG": "C.UTF-8",
-            "api_key": "x",
-            "ANTHROPIC_API_KEY": "x",
-            "HF_HOME": "/cache",
-            "SSH_AUTH_SOCK": "/tmp/agent",
-            "SOME_SETTING": "sk-live-1234",
-            "PROXY": "http://user:pw@proxy:8080",
-            "NO_PROXY": "localhost",
-        }
-    )
-    assert env == {
-        "PATH": "/usr/bin",
-        "HOME": "/home/u",
-        "LANG": "C.UTF-8",
-        "NO_PROXY": "localhost",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }

@@ -23,6 +23,9 @@ from tao.cli.ending import (
 )
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
+from tao.format import terminal_safe
+from tao.redact import redact
+from tao.store.factory import open_store
 
 
 def _show_pending(run_id: str) -> None:
@@ -30,6 +33,8 @@ def _show_pending(run_id: str) -> None:
 
     for waiting in pending_calls(run_id):
         call = waiting.call
+        if call.thought:
+            click.echo(f"  Thought: {terminal_safe(redact(call.thought))}")
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
         click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:
@@ -93,6 +98,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     try:
         with loading("", quiet=as_json):
             agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+            task = _task_of(run_id)
     except TaoError as error:  # nothing to resume: a plain one-line error
         not_started(error, as_json)
     try:
@@ -101,7 +107,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
                 result = agent.resume(run_id, observers=[latest])
             else:
                 events = agent.stream_resume(run_id, observers=[latest, status])
-                result = show_live(agent, run_id, events=events, status=status)
+                result = show_live(agent, task, events=events, status=status)
     except ResumeError as error:
         not_started(error, as_json)
     except TaoError as error:
@@ -109,3 +115,10 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     except KeyboardInterrupt:
         interrupted(latest, as_json)
     conclude(result, as_json)
+
+
+def _task_of(run_id: str) -> str:
+    """The task of the run resumed, for the live display's header (it showed the run id)."""
+
+    with open_store() as store:
+        return store.get_summary(run_id).task

@@ -25,7 +25,8 @@ from tao.state.jsontypes import JSONObject
 from tao.state.result import RunResult, Status, Step
 
 #: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
-#: shell's code for a run stopped by Ctrl-C.
+#: shell's code for a run stopped by Ctrl-C. A finished run whose answer was forced exits
+#: :data:`FORCED_EXIT` instead of 0.
 EXIT = {
     Status.FINISHED: 0,
     Status.ERROR: 1,
@@ -35,6 +36,14 @@ EXIT = {
     Status.INTERRUPTED: 130,
     Status.CANCELLED: 130,
 }
+#: A ``finished`` run whose answer was forced (:attr:`RunResult.forced`): the step budget or
+#: the repeats ran out and the last step could only answer, so the answer is no plain success.
+FORCED_EXIT = 5
+
+
+def exit_code(result: RunResult) -> int:
+    """The exit code of a run that ended: its status's, or 5 for a forced answer."""
+    return FORCED_EXIT if result.forced else EXIT[result.status]
 
 
 class RunCommand(click.Command):
@@ -118,7 +127,7 @@ def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoRe
             else "it was not recorded (--no-log), so it cannot be resumed"
         )
         click.echo(f"{result.status}: {how}", err=True)
-    sys.exit(EXIT[result.status])
+    sys.exit(exit_code(result))
 
 
 def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoReturn:

@@ -30,7 +30,7 @@ from rich.text import Text
 
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
-from tao.redact import redact
+from tao.redact.scan import redact
 from tao.state.result import StepKind
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
 class RunStatus:
     """What a run is doing now, for the status line; fed the run's events in order.
 
-    Also a :class:`tao.state.result.RunObserver`: ``on_start`` hands it the live result, whose
+    Also a :class:`~tao.state.result.RunObserver`: ``on_start`` hands it the live result, whose
     usage gives the tokens of the steps done (a resumed run starts at its next step).
     """
 

@@ -25,6 +25,7 @@ from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
+from tao.interrupts import read_line
 from tao.protocol.labels import LABELS
 from tao.run.act import Person
 from tao.run.output import schema_of
@@ -99,10 +100,10 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
     click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
     click.echo("Do this, then type the Observation (one line):", err=True)
-    line = sys.stdin.readline()
-    if not line:
+    line = read_line()
+    if line is None:
         raise ToolError("no observation was typed (standard input is closed)")
-    return line.rstrip("\n")
+    return line
 
 
 def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
@@ -115,14 +116,17 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     console = Console(stderr=True, highlight=False)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
-    console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
-    answer = click.prompt(
-        "Allow it? [y/N] (anything else is a no, told to the model as the reason)",
-        default="n",
-        err=True,
-        show_default=False,
+    shown = render_pending(
+        tool.name, arguments, effects, preview, call.id, call.warning, call.thought
     )
-    return True if answer.strip().lower() in {"y", "yes"} else answer.strip()
+    console.print(shown)
+    question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "
+    click.echo(question, nl=False, err=True)
+    typed = read_line()  # not click.prompt: Ctrl-C must find no lock held (tao.interrupts)
+    answer = (typed or "").strip()
+    if answer.lower() in {"y", "yes"}:
+        return True
+    return False if answer.lower() in {"", "n", "no"} else answer
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).

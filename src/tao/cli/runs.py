@@ -16,7 +16,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 import click
 from rich.console import Console, RenderableType
@@ -28,13 +28,15 @@ from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural
 from tao.state.result import Status
-from tao.store import STATUSES
 from tao.store.factory import open_store
+from tao.store.query import STATUSES
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _MODEL_WIDTH = 24
+#: Dropped in this order when the terminal is too narrow: Model, Cost, Tokens, Started, Steps.
+_DROPPED_FIRST = (6, 5, 4, 1, 3)
 _MIN_TASK_WIDTH = 24
 _NUMBERS = ("Steps", "Tokens", "Cost")
 #: Marks a follow-up's task in ``tao runs list`` (``tao runs show`` names the run it continues).
@@ -101,22 +103,26 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         for summary in summaries
     ]
     headers = ["ID", "Started", "Status", "Steps", "Tokens", "Cost", "Model"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)]
-    # Size the task to what is left, so a narrow terminal shortens the task, never an id;
-    # below ~100 columns the model goes first (``tao runs show`` has it).
-    if console.width - sum(widths) < _MIN_TASK_WIDTH:
-        headers, widths = headers[:-1], widths[:-1]
-    task_width = max(console.width - sum(widths), 12)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    # Ids, statuses and headers are never cut, and the task wraps in what is left: on a
+    # narrow terminal the least needed columns go first (``tao runs show`` has them all).
+    shown = list(range(len(headers)))
+    for dropped in _DROPPED_FIRST:
+        if console.width - sum(widths[i] + 2 for i in shown) >= _MIN_TASK_WIDTH:
+            break
+        shown.remove(dropped)
+    task_width = max(console.width - sum(widths[i] + 2 for i in shown), _MIN_TASK_WIDTH // 2)
     table = Table(header_style="bold", box=None, pad_edge=False)
-    for header in headers:
-        table.add_column(header, no_wrap=True, justify="right" if header in _NUMBERS else "left")
-    table.add_column("Task", no_wrap=True)
+    for i in shown:
+        justify: Literal["right", "left"] = "right" if headers[i] in _NUMBERS else "left"
+        table.add_column(headers[i], no_wrap=True, justify=justify, width=widths[i])
+    table.add_column("Task", overflow="fold", width=task_width)  # wrapped, never cut
     for row, summary in zip(rows, summaries, strict=True):
-        cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
-        extra: list[RenderableType] = [row[3], row[4], row[5], Text(row[6])]
-        cells += extra[: len(headers) - 3]
+        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
+        every += [row[3], row[4], row[5], Text(row[6])]
+        cells = [every[i] for i in shown]
         mark = FOLLOW_UP if summary.parent_id is not None else ""
-        table.add_row(*cells, Text(mark + _one_line(summary.task, task_width - len(mark))))
+        table.add_row(*cells, Text(mark + " ".join(summary.task.split())))
     console.print(table)
 
 

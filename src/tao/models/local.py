@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tao.errors import ConfigError, ModelError, ModelUnavailableError
+from tao.interrupts import held_interrupts
 from tao.models.base import Message, ModelReply, ModelRequest, OnText
 from tao.models.bridge import SyncFirstModel
 from tao.models.install import (
@@ -164,15 +165,16 @@ def get_llama(
         except ImportError as error:
             raise _unavailable_runtime() from error
         try:
-            llama = llama_cpp.Llama(
-                model_path=str(resolved),
-                n_ctx=n_ctx,
-                n_batch=512,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=0,
-                verbose=False,
-            )
+            with held_interrupts():  # Ctrl-C would be lost in llama.cpp's logging callback
+                llama = llama_cpp.Llama(
+                    model_path=str(resolved),
+                    n_ctx=n_ctx,
+                    n_batch=512,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=0,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as error:
             raise ModelError(f"cannot load {resolved}: {error}") from error
         loaded = LoadedLlama(llama=llama, path=resolved, n_ctx=n_ctx, n_threads=threads)

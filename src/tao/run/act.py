@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tao.errors import ToolError
-from tao.redact import redact
+from tao.redact.scan import redact
 from tao.state.calls import Call, Outcome, Ready
 from tao.state.config import PendingCall
 from tao.state.jsontypes import JSON, JSONObject

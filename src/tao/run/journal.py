@@ -43,9 +43,16 @@ def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> 
     return done
 
 
-def pending(step: int, position: int, ready: Ready, reason: str | None = None) -> PendingCall:
+def pending(
+    step: int,
+    position: int,
+    ready: Ready,
+    reason: str | None = None,
+    thought: str | None = None,
+) -> PendingCall:
     """The call at ``position`` of step ``step``, as it waits for approval and is journaled
-    (``reason``: why a call of a read-only tool needs a person, SPEC S11)."""
+    (``reason``: why a call of a read-only tool needs a person, SPEC S11; ``thought``, the
+    reply's, is what the person reads first)."""
     return PendingCall(
         step=step,
         position=position,
@@ -53,6 +60,7 @@ def pending(step: int, position: int, ready: Ready, reason: str | None = None) -
         arguments=ready.arguments,
         effects=tuple(ready.tool.effects),
         reason=reason,
+        thought=thought or None,
     )
 
 

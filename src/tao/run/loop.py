@@ -43,7 +43,7 @@ from tao.run.exchange import (
     StepsDone,
 )
 from tao.run.output import AnswerMismatch
-from tao.run.repeats import Repeats, call_key
+from tao.run.repeats import Repeats, call_key, unready_key
 from tao.run.transcript import (
     Turn,
     action_step,
@@ -237,10 +237,14 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     calls = calls_of(parsed)
     outcomes, ready = _prepare(calls, setup.tools)
     keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
+    unready = list(outcomes)  # could not start: repeats too when written again (L12)
+    keys.update((i, unready_key(outcomes[i].tool, calls[i].argument)) for i in unready)
     earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
-    for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
+    for i in [i for i in earlier if i in ready and ready[i].tool.read_only]:
+        if ready[i].tool.volatile:
+            continue
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
-    gated = _gated(run, turn, ready)
+    gated = _gated(run, turn, ready, parsed.thought)
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
@@ -260,7 +264,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
         outcomes.update(zip(ready, done, strict=True))
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
-    run.repeats.note(turn.index, ran, keys, earlier, outcomes)
+    run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     extend(
@@ -302,7 +306,9 @@ def _baseline(tools: Mapping[str, Tool]) -> dict[str, JSON]:
     return approved
 
 
-def _gated(run: _Run, turn: Turn, ready: dict[int, Ready]) -> dict[int, PendingCall]:
+def _gated(
+    run: _Run, turn: Turn, ready: dict[int, Ready], thought: str | None
+) -> dict[int, PendingCall]:
     """The calls that need a yes: every call with side effects, and the calls of read-only
     tools whose gate says what they would act on is not what was approved (SPEC S3, S11)."""
     gated: dict[int, PendingCall] = {}
@@ -310,9 +316,9 @@ def _gated(run: _Run, turn: Turn, ready: dict[int, Ready]) -> dict[int, PendingC
         if r.tool.gate is not None and r.tool.read_only:
             why = approval_reason(r, run.approved)
             if why is not None:
-                gated[i] = journal.pending(turn.index, i, r, why)
+                gated[i] = journal.pending(turn.index, i, r, why, thought)
         elif needs_approval(r):
-            gated[i] = journal.pending(turn.index, i, r)
+            gated[i] = journal.pending(turn.index, i, r, thought=thought)
     return gated
 
 

@@ -11,6 +11,11 @@ canonical arguments earlier in the run, with no state-changing call between.
   says exactly what it said the time before.
 - A side-effecting repeat still goes through approval and runs (the world may have
   changed); it is marked all the same.
+- A call that failed changed nothing, whatever its effects: an identical retry is a
+  repeat, and it does not make the calls before it forgettable (issue 30). That covers
+  calls that could not even start (arguments that do not fit, an unknown tool), keyed by
+  the text the model wrote, and side-effecting calls whose observation is an ``Error:``.
+  Only a side-effecting call that succeeded starts afresh.
 - Past ``max_repeats`` repeats the run ends, as a budget does, and says why.
 
 Pure bookkeeping for :mod:`tao.run.loop`: no I/O, no clock.
@@ -31,6 +36,18 @@ from tao.tools.base import Tool
 def call_key(tool: str, arguments: JSONObject) -> str:
     """Equal for the same tool with the same canonical arguments."""
     return f"{tool}\0{canonical_json(arguments)}"
+
+
+def unready_key(tool: str, argument: str | None) -> str:
+    """Equal for the same call that could not start (no such tool, arguments that do not
+    fit): the tool as named and the argument text as written, the only things it has."""
+    return f"{tool}\0\0{argument or ''}"
+
+
+def failed(observation: str) -> bool:
+    """Whether a call's observation says it failed: every refusal, crash and misfit is
+    reported as ``Error: …`` (SPEC L4)."""
+    return observation.startswith("Error:")
 
 
 @frozen
@@ -54,10 +71,17 @@ class Repeats:
         """The bookkeeping of a resumed run, rebuilt from the steps it already has."""
         repeats = cls(limit)
         for step in history:
-            tool = tools.get(step.tool or "")
-            if step.kind is not StepKind.ACTION or tool is None or step.arguments is None:
+            if step.kind not in (StepKind.ACTION, StepKind.UNKNOWN_TOOL) or step.tool in (
+                None,
+                "finish",
+            ):
                 continue
             repeats.count += step.repeat_of is not None
+            tool = tools.get(step.tool or "")
+            if tool is None or step.arguments is None:  # it could not start
+                key = unready_key(step.tool or "", step.argument)
+                repeats.seen.setdefault(key, Earlier(step.index, step.observation or ""))
+                continue
             if step.repeat_of is not None and tool.volatile:
                 continue  # said what the call it repeats said (its observation is the note)
             key = call_key(tool.name, step.arguments)
@@ -67,8 +91,9 @@ class Repeats:
     def remember(self, index: int, tool: Tool, key: str, observation: str) -> None:
         """Note a call (by :func:`call_key`) that ran; one that may have changed the world
         forgets the rest. A volatile call that said something new starts a new run of
-        identical ones: its repeats are compared with this result."""
-        if not tool.read_only:
+        identical ones: its repeats are compared with this result. A failed call changed
+        nothing, so it forgets nothing."""
+        if not tool.read_only and not failed(observation):
             self.seen.clear()
         earlier = self.seen.get(key)
         if earlier is None or (tool.volatile and earlier.observation != observation):
@@ -81,11 +106,19 @@ class Repeats:
         keys: Mapping[int, str],
         earlier: dict[int, Earlier],
         outcomes: dict[int, Outcome],
+        unready: Iterable[int] = (),
     ) -> None:
         """Count one reply's repeats (``earlier``: by position, from :attr:`seen`) and
-        remember the calls that ran. A volatile repeat that ran again and said something new
+        remember the calls that ran, and those that could not start (``unready``, keyed by
+        :func:`unready_key`). A volatile repeat that ran again and said something new
         is no repeat: it leaves ``earlier``. One that said the same is answered as a repeat
-        in ``outcomes``. ``first`` is the step index of position 0."""
+        in ``outcomes``, and so is a call that could not start, again. ``first`` is the step
+        index of position 0."""
+        for i in unready:
+            if i in earlier:
+                outcomes[i] = replace(outcomes[i], observation=_again(outcomes[i], earlier[i]))
+            else:
+                self.seen.setdefault(keys[i], Earlier(first + i, outcomes[i].observation))
         for i, ready in ran.items():
             observation = outcomes[i].observation
             if i in earlier and ready.tool.volatile:
@@ -114,6 +147,15 @@ class Repeats:
             f"repeat limit of {self.limit} reached: the model kept calling the same tool "
             "with the same arguments"
         )
+
+
+def _again(outcome: Outcome, earlier: Earlier) -> str:
+    """The Observation of a call that could not start, written again: its error, and that
+    sending it unchanged will fail the same way."""
+    return (
+        f"{outcome.observation}\nThis is the same call as step {earlier.step}, and it failed "
+        "the same way: change the arguments, or do something else."
+    )
 
 
 def _note(ready: Ready, earlier: Earlier) -> str:

@@ -35,6 +35,7 @@ from tao.state.result import RunResult, Status
 from tao.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
+    from tao.approval.policy import Policy
     from tao.store import RunSummary, Store
     from tao.store.heartbeat import RunLease
 
@@ -101,9 +102,14 @@ def build_setup(
     *,
     ask: Callable[[str], str] | None = None,
     api_key: str | None = None,
+    policy: Policy | None = None,
 ) -> Built:
-    """Everything an agent needs, decided from its config (and the live objects beside it)."""
+    """Everything an agent needs, decided from its config (and the live objects beside it).
+
+    ``policy``: the folders it lets the model write without asking are the only ones
+    sandboxed children may write (:func:`tao.sandbox.writable.writable_folders`)."""
     from tao.sandbox.settings import Sandbox
+    from tao.sandbox.writable import writable_folders
     from tao.tools.registry import resolve_tools
 
     config = make_config(model, tools, config, settings)
@@ -117,7 +123,11 @@ def build_setup(
             "the price table has no price for it, so its cost is unknown"
         )
     specs = tools if tools is not None else [t for t in config.tools if t is not None]
-    sandbox = Sandbox(pass_env=config.pass_env, network="tests" in config.network)
+    project = Path(config.project or ".")
+    writable = writable_folders(policy, project) if policy is not None else ()
+    sandbox = Sandbox(
+        pass_env=config.pass_env, network="tests" in config.network, writable=writable
+    )
     resolved = resolve_tools(
         specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
     )
@@ -140,7 +150,10 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
 
-        grammar = react_grammar(labels, list(tools), answer_schema=config.output_schema)
+        schemas = {name: tool.schema for name, tool in tools.items() if len(tool.param_names) > 1}
+        grammar = react_grammar(
+            labels, list(tools), answer_schema=config.output_schema, schemas=schemas
+        )
         answer_grammar = react_grammar(labels, [], answer_schema=config.output_schema)
     output = OutputSpec(config.output_schema) if config.output_schema is not None else None
     if config.system_prompt:

@@ -122,16 +122,51 @@ def _resolver(network: bool) -> list[str]:
     return ["--ro-bind", target, target] if os.path.isfile(target) else []
 
 
+def _open_folders(binds: list[str], covered: Sequence[Path]) -> list[str]:
+    """For a sandbox set up by root for another uid: the folders bubblewrap creates to hold
+    a bind (``/tmp/pytest-of-root`` for ``/tmp/pytest-of-root/p/proj``) made 0755 first.
+    bubblewrap copies the host folder's mode, and a 0700 one would lock the uid out of
+    what is bound below it. Only folders outside every bound tree: a chmod inside one
+    would change the host."""
+    args: list[str] = []
+    made: set[Path] = set()
+    for option, dest in zip(binds, binds[2:], strict=False):
+        if option not in ("--ro-bind", "--bind", "--symlink"):
+            continue
+        for folder in reversed(Path(dest).parents):
+            if folder in made or folder in (Path("/"), Path(SANDBOX_TMP)):
+                continue
+            if any(_under(folder, tree) for tree in covered):
+                continue
+            args += ["--perms", "0755", "--dir", str(folder)]
+            made.add(folder)
+    return args
+
+
 def mount_args(
-    readable: Iterable[Path], writable: Iterable[Path], *, tmp_bytes: int, network: bool
+    readable: Iterable[Path],
+    writable: Iterable[Path],
+    *,
+    tmp_bytes: int,
+    network: bool,
+    shared_tmp: bool = False,
 ) -> list[str]:
-    """The bubblewrap options that build the child's filesystem (see the module docstring)."""
+    """The bubblewrap options that build the child's filesystem (see the module docstring).
+
+    ``shared_tmp``: the sandbox is set up by root for an unprivileged uid
+    (:mod:`tao.sandbox.command`), so the private ``/tmp`` is 1777, HOME 0777, and the
+    folders made to hold binds 0755 (never a host folder)."""
     system = [_real(Path(name)) for name in SYSTEM if os.path.isdir(name)]
     covered = list(system)
     args = [*_system(), "--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(tmp_bytes), "--tmpfs", SANDBOX_TMP, "--dir", SANDBOX_HOME]
-    args += _binds("--ro-bind", [*python_paths(), *readable], covered)
+    tmp_mode, home_mode = (["--perms", "1777"], ["--perms", "0777"]) if shared_tmp else ([], [])
+    args += [*tmp_mode, "--size", str(tmp_bytes), "--tmpfs", SANDBOX_TMP]
+    args += [*home_mode, "--dir", SANDBOX_HOME]
+    binds = _binds("--ro-bind", [*python_paths(), *readable], covered)
     rw = [_real(path) for path in writable]
-    args += _binds("--bind", rw, [])
+    binds += _binds("--bind", rw, [])
+    if shared_tmp:
+        args += _open_folders(binds, [*covered, *rw])
+    args += binds
     args += _masks([*covered, *rw])
     return args + _resolver(network)

@@ -52,7 +52,7 @@ def mode() -> Mode:
 
 
 #: The Debian package that brings each program the sandbox needs.
-_PACKAGE = {"bwrap": "bubblewrap", "prlimit": "util-linux"}
+_PACKAGE = {"bwrap": "bubblewrap", "prlimit": "util-linux", "setpriv": "util-linux"}
 
 
 @lru_cache(maxsize=1)
@@ -62,6 +62,8 @@ def _probe() -> Availability:
         return Availability(available=False, reason=f"no sandbox on {sys.platform} (needs Linux)")
     try:
         tool("bwrap"), tool("prlimit")  # the missing program named, before anything else
+        if os.geteuid() == 0:
+            tool("setpriv")
         confined = confine([tool("true")], Sandbox(), cwd=Path("/usr"))
         done = subprocess.run(  # our own fixed command line
             confined.argv, env=confined.env, capture_output=True, timeout=20, check=False

@@ -37,9 +37,10 @@ class Limits:
     file_bytes: int | None = 1 * GIB
     """Largest file a process may write (RLIMIT_FSIZE): a huge write gets EFBIG."""
     processes: int | None = 512
-    """Tasks (processes and threads) the sandbox may add beyond those already running on the
-    machine (RLIMIT_NPROC, which the kernel counts per user, so the limit is set to the
-    system's current task count plus this). Not enforced for root: the kernel exempts uid 0."""
+    """Tasks (processes and threads) the sandbox may add beyond those already running
+    (RLIMIT_NPROC, which the kernel counts per user, so the limit is set to the system's
+    current task count plus this). The kernel exempts uid 0, so when tao runs as root its
+    children run as uid 65534 and the limit is that uid's current task count plus this."""
     tmp_bytes: int = 512 * MIB
     """Size of the sandbox's private ``/tmp`` (a tmpfs; HOME is a folder in it)."""
 

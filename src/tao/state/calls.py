@@ -11,7 +11,7 @@ from typing import Literal
 
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
-from tao.state.result import StepKind
+from tao.state.status import StepKind
 from tao.tools.base import Tool
 
 

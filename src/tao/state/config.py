@@ -206,6 +206,9 @@ class PendingCall:
     reason: str | None = None
     """Why a call of a tool with no declared effect waits for a person (SPEC S11): the
     project code ``run_tests`` would execute changed since the last approval, and which files."""
+    thought: str | None = None
+    """The model's Thought in the reply that asked for the call: why it wants it, shown to
+    the person before they decide (a log written before it existed has none)."""
     digest: str = field(init=False)
     """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
@@ -236,6 +239,8 @@ class PendingCall:
         data["interrupted"] = self.interrupted
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.thought is not None:
+            data["thought"] = self.thought
         return data
 
     @classmethod
@@ -243,7 +248,7 @@ class PendingCall:
         """Read a stored call (one written before ids existed gets them now)."""
         arguments = data.get("arguments")
         effects = data.get("effects") or []
-        preview, reason = data.get("preview"), data.get("reason")
+        preview, reason, thought = data.get("preview"), data.get("reason"), data.get("thought")
         return cls(
             step=_int(data.get("step", step)),
             position=_int(data.get("position", 0)),
@@ -253,6 +258,7 @@ class PendingCall:
             preview=preview if isinstance(preview, str) else None,
             interrupted=data.get("interrupted") is True,
             reason=reason if isinstance(reason, str) else None,
+            thought=thought if isinstance(thought, str) else None,
         )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Protocol, cast
 
 from tao.models.base import Message
@@ -21,40 +20,9 @@ from tao.state.budget import Usage
 from tao.state.config import PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
+from tao.state.status import Status, StepKind
 
-
-class Status(StrEnum):
-    """How a run stands or ended; running out of budget is a status, never an exception."""
-
-    RUNNING = "running"
-    """Still going (or its process died: the run log shows that as ``interrupted``)."""
-    FINISHED = "finished"
-    """The model gave its final answer."""
-    MAX_STEPS = "max_steps"
-    """A budget ran out (SPEC L1, L5); ``stop_reason`` names which: steps, time, tokens, cost."""
-    AWAITING_APPROVAL = "awaiting_approval"
-    """A call with side effects waits for a person; ``pending`` lists it (SPEC S3)."""
-    ERROR = "error"
-    """The backend failed; ``error`` says how."""
-    INTERRUPTED = "interrupted"
-    """Stopped from outside (Ctrl-C, SIGTERM, a killed process) before it ended; resumable."""
-    CANCELLED = "cancelled"
-    """Cancelled by the code that ran it; the partial trace is kept."""
-
-    @property
-    def resumable(self) -> bool:
-        """Whether ``tao resume`` can continue a run in this state."""
-        return self in (Status.RUNNING, Status.AWAITING_APPROVAL, Status.INTERRUPTED)
-
-
-class StepKind(StrEnum):
-    """What the model's reply turned out to be, so traces can be filtered."""
-
-    ACTION = "action"  # a tool ran (or refused) and produced an observation
-    FINAL = "final"  # finish[...] or a final-answer line
-    PARSE_ERROR = "parse_error"  # no action could be read; a format reminder went back
-    UNKNOWN_TOOL = "unknown_tool"
-    MODEL_ERROR = "model_error"  # the backend failed; the run ends with status error
+__all__ = ["RunObserver", "RunResult", "Status", "Step", "StepKind"]
 
 
 @frozen(kw_only=True)
@@ -180,6 +148,15 @@ class RunResult:
     def finished(self) -> bool:
         return self.status is Status.FINISHED
 
+    @property
+    def forced(self) -> bool:
+        """The answer came from a step that could only answer (the step budget spent, or a
+        model that kept repeating itself): the model was not done, so the answer is suspect.
+        ``tao run`` says so and exits 5, never 0 (issue 30)."""
+        return self.status is Status.FINISHED and any(
+            step.forced and step.kind is StepKind.FINAL for step in self.steps
+        )
+
     def add_step(self, step: Step, usage: Usage | None = None) -> None:
         """Append ``step``; ``usage`` is the totals with it counted, if known already."""
         self.steps.append(step)
@@ -211,6 +188,7 @@ class RunResult:
             "steps": steps,
             "usage": self.usage.to_dict(),
             "stop_reason": self.stop_reason,
+            "forced": self.forced,
             "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
             "task": self.task,
             "model": self.model,

@@ -18,9 +18,8 @@ from __future__ import annotations
 from tao.paths import default_db_path
 from tao.store.base import Store
 from tao.store.factory import open_store
-from tao.store.query import STATUSES, RunPage, RunQuery
+from tao.store.query import STATUSES, RunPage, RunQuery, RunSummary
 from tao.store.recorder import RunRecorder
-from tao.store.rows import RunSummary
 from tao.store.schema import SCHEMA_VERSION
 from tao.store.sqlite import SQLiteStore
 

@@ -4,7 +4,7 @@
 only connect, run transactions and word errors: :class:`tao.store.sqlite.SQLiteStore`
 (one file under ``$TAO_HOME``) and :class:`tao.store.postgres.PostgresStore`
 (``TAO_DATABASE_URL``). Every query is written here once, with ``?`` placeholders,
-against the :class:`~tao.store.rows.Connection` a subclass yields.
+against the :class:`~tao.store.sql.Connection` a subclass yields.
 
     store = open_store()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
     for summary in store.list_runs(limit=5):
@@ -34,20 +34,19 @@ from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status, Step
 from tao.store import lease as _lease
 from tao.store import private, transcript
-from tao.store.query import RunPage, RunQuery, find_runs, models
-from tao.store.retry import retrying
-from tao.store.rows import (
+from tao.store.query import (
     SELECT_SUMMARY,
-    Connection,
+    RunPage,
+    RunQuery,
     RunSummary,
-    dumps,
-    insert_run,
-    loads_object,
-    record_end,
-    shortest_prefixes,
+    find_runs,
+    models,
     summary_from_row,
 )
+from tao.store.retry import retrying
+from tao.store.rows import insert_run, record_end, shortest_prefixes
 from tao.store.schema import SCHEMA_VERSION
+from tao.store.sql import Connection, dumps, loads_object
 from tao.store.steps import insert_step, read_steps, stored_indexes
 
 T = TypeVar("T")

@@ -8,10 +8,13 @@ its implementations: ``TAO_DATABASE_URL`` (``postgresql://…``) selects Postgre
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tao.errors import StoreError
 from tao.paths import DATABASE_URL_ENV, database_url
-from tao.store.base import Store
+
+if TYPE_CHECKING:  # the interface only names the result: each backend is loaded when opened
+    from tao.store.base import Store
 
 
 def open_store(path: Path | str | None = None) -> Store:

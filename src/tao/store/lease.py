@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from tao.errors import RunBusyError
 from tao.paths import LEASE_ENV, lease_s
-from tao.store.rows import HOST, Connection, process_gone
+from tao.store.sql import HOST, Connection, process_gone
 
 if TYPE_CHECKING:
     pass

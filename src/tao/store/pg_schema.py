@@ -24,7 +24,6 @@ migration leaves nothing half-done.
 
 from __future__ import annotations
 
-from tao.store.rows import Connection, SQLValue
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
@@ -39,6 +38,7 @@ from tao.store.schema import (
     tables_v6,
     tables_v7,
 )
+from tao.store.sql import Connection, SQLValue
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
 MIGRATION_LOCK = 0x74616F

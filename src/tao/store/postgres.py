@@ -36,8 +36,8 @@ from tao.paths import DATABASE_URL_ENV
 from tao.store.base import Store
 from tao.store.pg_schema import migrate
 from tao.store.retry import ConnectionLost
-from tao.store.rows import Connection, Cursor, SQLValue
 from tao.store.schema import SCHEMA_VERSION, NotARunLogError, SchemaTooNewError
+from tao.store.sql import Connection, Cursor, SQLValue
 
 _CONNECT_TIMEOUT_S = 10
 _SCHEMES = ("postgresql://", "postgres://")
@@ -71,7 +71,7 @@ def _records(cursor: psycopg.Cursor[PostgresRecord]) -> RowMaker[PostgresRecord]
 
 
 class QmarkConnection:
-    """A :class:`~tao.store.rows.Connection` over psycopg: ``?`` placeholders become ``%s``.
+    """A :class:`~tao.store.sql.Connection` over psycopg: ``?`` placeholders become ``%s``.
 
     The run log's SQL has no ``?`` or ``%`` inside string literals; a literal ``%``
     is doubled anyway, as psycopg requires.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import cast
 
 from tao.paths import tao_home
-from tao.redact import redact_json
+from tao.redact.structured import redact_json
 from tao.state.jsontypes import JSON, JSONObject
 
 

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tao.errors import StoreError
-from tao.store.rows import Connection
+from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
 SCHEMA_VERSION = 7

@@ -28,7 +28,6 @@ from pathlib import Path
 from tao.errors import StoreError
 from tao.paths import default_db_path
 from tao.store.base import Store
-from tao.store.rows import Connection
 from tao.store.schema import (
     SCHEMA_VERSION,
     NotARunLogError,
@@ -36,6 +35,7 @@ from tao.store.schema import (
     migrate,
     read_version,
 )
+from tao.store.sql import Connection
 
 _BUSY_TIMEOUT_MS = 15_000
 _SQLITE_CORRUPT = 11

@@ -19,11 +19,12 @@ from typing import cast
 
 from tao.errors import StateError
 from tao.models.base import Message
-from tao.redact import redact, redact_json
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Step
 from tao.store import transcript
-from tao.store.rows import Connection, Row, dumps, loads, loads_object
+from tao.store.sql import Connection, Row, dumps, loads, loads_object
 
 #: Step columns named as :class:`tao.state.result.Step` fields (``arguments`` and
 #: ``model_input`` hold JSON).

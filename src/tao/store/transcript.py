@@ -25,10 +25,10 @@ from typing import cast
 
 from tao.errors import StateError
 from tao.models.base import Message
-from tao.redact import redact_json
+from tao.redact.structured import redact_json
 from tao.state.config import Checkpoint
 from tao.state.jsontypes import JSON, JSONObject
-from tao.store.rows import Connection, SQLValue, dumps, loads
+from tao.store.sql import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, the last one, and its
 #: last step.

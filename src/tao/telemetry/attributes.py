@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from tao.models.base import Message, ModelReply, ModelRequest
-from tao.redact import redact, redact_json
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
 from tao.state.calls import Ready
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Step

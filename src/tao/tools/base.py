@@ -179,31 +179,49 @@ class Tool:
         The values are Python literals as written (``f((1, 2))`` binds a tuple);
         :meth:`validate` decides whether they fit.
         """
-        if form == "call" or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
+        named = _names_first(text, self.param_names)
+        if form == "call" or named or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
             parsed = _parse_call_arguments(text)
             if parsed is not None:
                 args, kwargs = parsed
                 return self._merge(args, kwargs)
+            if named:  # ``path=notes.txt``: values as written, bound by parameter name
+                return _split_named(text, self.param_names)
         if not self.param_names:
             if text.strip():
                 raise ArgumentError(f"{self.name} takes no argument")
             return {}
-        return {self._positional(): _unquote(text.strip())}
+        return {self._positional(text): _unquote(text.strip())}
 
-    def _positional(self) -> str:
-        """The one parameter plain text binds to; a tool that needs several refuses, saying
-        how to name them, rather than guess (issue 13: text binds only one parameter)."""
+    def _positional(self, text: str = "") -> str:
+        """The one parameter plain text binds to; a tool that needs several refuses, showing
+        the call to write (with the model's own values where its text splits into as many
+        pieces), rather than guess (issue 13: text binds only one parameter)."""
         if len(self.param_names) == 1:
             return self.param_names[0]
-        listed = self.schema.get("required")
-        required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+        required = self.required
         if len(required) == 1:
             return required[0]
-        named = ", ".join(f'"{name}": …' for name in self.param_names)
-        raise ArgumentError(
-            f"{self.name} takes ({', '.join(self.param_names)}): write a JSON object "
-            f"{{{named}}} or {self.name}({', '.join(f'{n}=…' for n in self.param_names)})"
+        raise ArgumentError(f"{self.name} needs {_and(required)}; {self.how_to_call(text)}")
+
+    @property
+    def required(self) -> list[str]:
+        """The parameters without a default, in order."""
+        listed = self.schema.get("required")
+        return [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+
+    def how_to_call(self, text: str = "") -> str:
+        """``call it as write_file[path="count.txt", content="3"]``: the form that binds, with
+        the values of ``text`` when it holds one per required parameter (``count.txt, 3``)."""
+        names = self.required or list(self.param_names)
+        pieces = [piece.strip() for piece in text.split(",", len(names) - 1)] if text else []
+        if len(pieces) != len(names) or not all(pieces) or "=" in text:
+            pieces = ["…"] * len(names)
+        shown = ", ".join(
+            f"{name}={json.dumps(_unquote(piece), ensure_ascii=False)}"
+            for name, piece in zip(names, pieces, strict=True)
         )
+        return f"call it as {self.name}[{shown}]"
 
     def bind_object(self, value: Mapping[str, JSON]) -> dict[str, object]:
         """Bind a JSON object the model wrote (``calculator[{"expression": "6*7"}]``, a JSON
@@ -276,9 +294,11 @@ class Tool:
             )
 
     def invalid(self, problems: str) -> ArgumentError:
-        """The error for arguments that do not fit, naming the tool and its parameters."""
+        """The error for arguments that do not fit, naming the tool and its parameters, and
+        (for a tool of several) the call that would bind."""
+        hint = f"; {self.how_to_call()}" if len(self.param_names) > 1 else ""
         return ArgumentError(
-            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}{hint}"
         )
 
     def __call__(self, *args: object, **kwargs: object) -> object:
@@ -316,6 +336,37 @@ def to_text(value: object) -> str:
 def _looks_like_kwargs(text: str) -> bool:
     head = text.split(",", 1)[0]
     return "=" in head and head.split("=", 1)[0].strip().isidentifier()
+
+
+def _names_first(text: str, names: tuple[str, ...]) -> bool:
+    """Whether ``text`` starts ``name=`` (not ``==``) for one of the parameter ``names``: then
+    it names its arguments (``read_file[path="notes.txt"]``). Any other ``=`` is a value's
+    own (``calculator[x=2+3]``, a search for ``a=b``)."""
+    found = _NAME_FIRST.match(text)
+    return found is not None and found["name"] in names
+
+
+def _split_named(text: str, names: tuple[str, ...]) -> dict[str, object]:
+    """``a=x, b=y z`` bound by name, values as written (quotes around one taken off): each
+    value runs to the next ``, name=`` of a parameter, so it may hold commas and ``=``. One
+    pass of one regular expression: linear in the text (SPEC L14)."""
+    marks = [m for m in _NAMED.finditer(text) if m["name"] in names]
+    bound: dict[str, object] = {}
+    for mark, after in zip(marks, [*marks[1:], None], strict=True):
+        name = mark["name"]
+        if name in bound:
+            raise ArgumentError(f"{name!r} given twice")
+        end = after.start() if after is not None else len(text)
+        bound[name] = _unquote(text[mark.end() : end].strip())
+    return bound
+
+
+_NAME_FIRST = re.compile(r"\s*(?P<name>[^\W\d]\w*)\s*=(?!=)")
+_NAMED = re.compile(r"(?:^|,)\s*(?P<name>[^\W\d]\w*)\s*=(?!=)")
+
+
+def _and(names: list[str]) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _parse_call_arguments(text: str) -> tuple[list[object], dict[str, object]] | None:

@@ -20,18 +20,15 @@ same environment, and the approval gate asks a person first. The loop keeps the 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
 from tao.errors import ToolError
-from tao.redact import find_secrets
 from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
@@ -46,35 +43,6 @@ TESTS_MAX_CHARS = 2_000
 #: Output kept in memory; far above what the model sees, it only bounds memory.
 MAX_OUTPUT_BYTES = 1_000_000
 
-#: A variable whose upper-cased name contains one of these families is dropped:
-#: ``DB_PASS``, ``MYSQL_PWD``, ``APP_JWT``, ``SENTRY_DSN``, ``SLACK_WEBHOOK_URL``, ...
-SECRET_NAME_WORDS: tuple[str, ...] = (
-    "PASS", "PWD", "SECRET", "TOKEN", "KEY", "JWT", "AUTH", "CREDENTIAL", "CRED", "WEBHOOK",
-    "DSN", "COOKIE", "SESSION", "PRIVATE", "CERT", "SIGNATURE", "SIGNING", "SALT", "BEARER",
-    "OAUTH", "API", "ACCESS", "CONN", "DATABASE_URL", "_URI", "SAS", "LICENSE",
-)  # fmt: skip
-#: A variable whose name starts with one of these prefixes is dropped (provider and cloud logins).
-SECRET_NAME_PREFIXES: tuple[str, ...] = (
-    "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "OPENAI_", "ANTHROPIC_", "GEMINI_",
-    "MISTRAL_", "COHERE_", "GROQ_", "HF_", "HUGGING", "GITHUB_", "GH_", "GITLAB_", "NPM_",
-    "PYPI_", "TWINE_", "DOCKER_", "VAULT_", "SLACK_", "STRIPE_", "DATABASE_", "PG", "MYSQL_",
-    "REDIS_", "SENTRY_", "TAO_", "ARM_", "DIGITALOCEAN_", "CLOUDFLARE_", "TWILIO_", "SENDGRID_",
-)  # fmt: skip
-#: Plain variables a test run needs; kept whatever their name says (``PWD`` is the folder).
-#: Their values still go through the value check.
-KEPT_NAMES: frozenset[str] = frozenset(
-    {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "TEMP", "TMP", "USER",
-     "LOGNAME", "SHELL", "PWD", "SYSTEMROOT", "COMSPEC", "PATHEXT", "PYTHONPATH",
-     "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING", "VIRTUAL_ENV", "NO_COLOR"}
-)  # fmt: skip
-#: Values that start like a provider key, however short (``sk-live-1234``).
-_KEY_PREFIX = re.compile(
-    r"^(sk-|sk_|pk_|rk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|hf_|"
-    r"npm_|pypi-|SG\.|eyJ)"
-)
-#: URLs carrying a user and password: ``postgres://app:pw@db/app``.
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@]*:[^/\s@]*@")
-
 _EXIT_CODES = {
     0: "all tests passed",
     1: "some tests failed",
@@ -83,36 +51,6 @@ _EXIT_CODES = {
     4: "pytest was called wrongly",
     5: "no tests were collected",
 }
-
-
-def secret_variable(name: str, value: str) -> bool:
-    """Whether an environment variable may carry a credential, judged by name *and* value.
-
-    By name: a family word anywhere in the upper-cased name, or a provider prefix.
-    By value: anything the secret detector finds (:func:`tao.redact.find_secrets`),
-    or a URL with credentials, whatever the variable is called.
-    """
-    upper = name.upper()
-    if upper not in KEPT_NAMES and not upper.startswith("LC_"):
-        if any(word in upper for word in SECRET_NAME_WORDS):
-            return True
-        if upper.startswith(SECRET_NAME_PREFIXES):
-            return True
-    if _KEY_PREFIX.match(value.strip()) or _URL_CREDENTIALS.search(value):
-        return True
-    return bool(find_secrets(value))
-
-
-def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of ``environ`` without variables that may carry keys, tokens, secrets or passwords.
-
-    Children tao starts get the allow-list of :mod:`tao.sandbox.environment` instead; this
-    name-and-value scrub stays for a process that must inherit most of tao's environment.
-    """
-    source = os.environ if environ is None else environ
-    kept = {name: value for name, value in source.items() if not secret_variable(name, value)}
-    kept["PYTHONDONTWRITEBYTECODE"] = "1"
-    return kept
 
 
 class _TailReader(threading.Thread):
@@ -196,18 +134,19 @@ PYTEST_LAUNCHER = (
 
 def _command(
     root: Path, shown: str, sandbox: Sandbox, scratch: str
-) -> tuple[list[str], dict[str, str]]:
-    """The child's argv and environment: confined when a sandbox is available, else plain
-    (``scratch`` is then its HOME and TMPDIR). ``require`` without a sandbox: ToolError."""
+) -> tuple[list[str], dict[str, str], str | None]:
+    """The child's argv, environment and the sandbox's note (what it could not do here):
+    confined when a sandbox is available, else plain (``scratch`` is then its HOME and
+    TMPDIR). ``require`` without a sandbox: ToolError."""
     argv = [sys.executable, "-I", "-c", PYTEST_LAUNCHER, "-q", "-p", "no:cacheprovider"]
     argv += ["--", shown]
     try:
         if must_confine():
             confined = confine(argv, sandbox, cwd=root, readable=[root])
-            return list(confined.argv), confined.env
+            return list(confined.argv), confined.env, confined.note
     except (SandboxUnavailable, NotConfinable) as error:
         raise ToolError(f"pytest was not started: {error}") from None
-    return argv, child_environment(sandbox, home=scratch, tmp=scratch)
+    return argv, child_environment(sandbox, home=scratch, tmp=scratch), None
 
 
 def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None = None) -> str:
@@ -223,7 +162,7 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
     with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
-        command, env = _command(root, shown, sandbox or Sandbox(), scratch)
+        command, env, note = _command(root, shown, sandbox or Sandbox(), scratch)
         try:
             process = subprocess.Popen(  # a fixed command; the path comes after --
                 command,
@@ -242,6 +181,8 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
         with tracked(process):  # a stopped run kills it too (SPEC R2)
             timed_out, code = _wait(process, timeout_s, reader)
     output = reader.text().rstrip("\n")
+    if note is not None:
+        output += f"\n[run_tests: note: {note}]"
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
 
 

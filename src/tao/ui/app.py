@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import anyio
@@ -29,10 +30,12 @@ from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
 from tao.state.jsontypes import JSON
 from tao.state.result import Status
-from tao.store import Store
 from tao.ui import listing, pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.live import LiveStreams, LiveUpdate
+
+if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
+    from tao.store.base import Store
 
 __all__ = ["Decision", "UiApp", "message"]
 

@@ -3,7 +3,7 @@
     Approve  =  tao runs approve RUN_ID --call ID   then   tao resume RUN_ID   (in the background)
     Deny     =  tao runs deny RUN_ID --call ID --reason TEXT   then   tao resume RUN_ID
 
-A decision names the exact calls the person saw (:attr:`tao.state.config.PendingCall.id`); when the
+A decision names the exact calls the person saw (``PendingCall.id``); when the
 run has moved on, :func:`tao.approval.decide.approve_run` refuses with :class:`tao.ResumeError`.
 
 The decision is recorded by :func:`tao.approval.decide.approve_run` / ``deny_run`` (the
@@ -26,17 +26,21 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from tao.approval import decide as approvals
 from tao.format import labels_for
 from tao.protocol.text import parse_reply
-from tao.redact import REDACTED, redact, redact_json
+from tao.redact.marker import REDACTED
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
 from tao.sandbox.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
 from tao.state.config import Checkpoint, PendingCall
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status
-from tao.store import Store
+
+if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
+    from tao.store.base import Store
 
 _FAILURE_CHARS = 2_000
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from tao.format import (
@@ -29,12 +30,14 @@ from tao.format import (
     step_costs,
 )
 from tao.protocol.labels import Labels
-from tao.redact import hidden_note
+from tao.redact.marker import hidden_note
 from tao.state.config import EvalTag, RunConfig
 from tao.state.result import RunResult, Status, Step, StepKind
-from tao.store import RunSummary
-from tao.ui.approval import Pending
 from tao.ui.diff import text_block
+
+if TYPE_CHECKING:  # rendered here, read from the run log by the callers
+    from tao.store.query import RunSummary
+    from tao.ui.approval import Pending
 
 #: Statuses whose page keeps listening for news.
 LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
