@@ -25,6 +25,8 @@ HOME_ENV = "TAO_HOME"
 DATABASE_URL_ENV = "TAO_DATABASE_URL"
 #: A policy file to use instead of ``$TAO_HOME/policy.toml``.
 POLICY_ENV = "TAO_POLICY"
+#: Set to 1 to accept a policy file that lies inside the project (``--trust-project-policy``).
+TRUST_PROJECT_POLICY_ENV = "TAO_TRUST_PROJECT_POLICY"
 
 
 def tao_home() -> Path:

@@ -23,6 +23,7 @@ from tao.cli.ending import (
 )
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
+from tao.paths import TRUST_PROJECT_POLICY_ENV
 
 
 def _show_pending(run_id: str) -> None:
@@ -82,7 +83,13 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.argument("run_id")
 @click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
+@click.option(
+    "--trust-project-policy",
+    is_flag=True,
+    envvar=TRUST_PROJECT_POLICY_ENV,
+    help="Accept a policy file inside the project (you wrote it yourself).",
+)
+def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_policy: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
     from tao.approvals import agent_for_run
     from tao.cli.live import RunStatus, loading
@@ -92,7 +99,11 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     latest, status = Latest(), RunStatus()
     try:
         with loading("", quiet=as_json):
-            agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+            agent = agent_for_run(
+                run_id,
+                approve=ask_approval if interactive else None,
+                trust_project_policy=trust_project_policy or None,
+            )
     except TaoError as error:  # nothing to resume: a plain one-line error
         not_started(error, as_json)
     try:

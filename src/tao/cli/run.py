@@ -28,6 +28,7 @@ from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.jsontypes import JSONObject
 from tao.output import schema_of
+from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.protocol.labels import LABELS
 from tao.state import PendingCall, RunConfig
 from tao.tools.base import Tool
@@ -144,6 +145,7 @@ _HELP = {
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
     "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
+    "trust-project-policy": "Accept a policy file inside the project (you wrote it yourself).",
 }
 _USD = click.FloatRange(min=0, min_open=True)
 _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -175,6 +177,12 @@ _option = click.option
 @_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
+@_option(
+    "--trust-project-policy",
+    is_flag=True,
+    envvar=TRUST_PROJECT_POLICY_ENV,
+    help=_HELP["trust-project-policy"],
+)
 def run(task: str, **options: Unpack[RunOptions]) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
 
@@ -202,6 +210,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
                 executor=human_executor if options["human_tools"] else None,
                 approve=ask_approval if interactive else None,
                 record=not options["no_log"],
+                trust_project_policy=options["trust_project_policy"] or None,
             )
         _check_setup(agent, options, interactive)
         with sigterm_interrupts():
@@ -277,6 +286,7 @@ class RunOptions(TypedDict):
     no_log: bool
     parent: str | None
     as_json: bool
+    trust_project_policy: bool
 
 
 def _config(options: RunOptions, sets: list[str]) -> RunConfig:
