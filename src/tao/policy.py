@@ -162,6 +162,12 @@ class Policy:
 
     rules: tuple[Rule, ...] = ()
     source: Path | None = None
+    #: Path globs of multiply-linked files the file tools may open (``hard_links = [...]``).
+    hard_links: tuple[str, ...] = ()
+
+    def hard_link_allowed(self, relative: str) -> bool:
+        """Whether a person allowed the file tools to open this multiply-linked file."""
+        return any(path_covered(pattern, relative) for pattern in self.hard_links)
 
     def allows(self, tool: Tool, arguments: JSONObject) -> Rule | None:
         """The first rule that pre-approves this exact call, if any.
@@ -189,7 +195,7 @@ class Policy:
             raise PolicyError(f"policy file not found: {path}") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise PolicyError(f"cannot read policy file {path}: {error}") from None
-        unknown = set(data) - {"allow"}
+        unknown = set(data) - {"allow", "hard_links"}
         if unknown:
             raise PolicyError(
                 f"policy file {path}: unknown section(s) {', '.join(sorted(unknown))}"
@@ -210,7 +216,14 @@ class Policy:
                         f"policy file {path}: rule {number}: {name} = {pattern!r} {problem}"
                     )
             rules.append(Rule(entry["tool"], patterns))
-        return cls(tuple(rules), path)
+        links = data.get("hard_links", [])
+        if not isinstance(links, list) or not all(isinstance(g, str) for g in links):
+            raise PolicyError(f"policy file {path}: hard_links is a list of path globs")
+        for glob in links:
+            problem = _pattern_problem(glob)
+            if problem is not None:
+                raise PolicyError(f"policy file {path}: hard_links {glob!r} {problem}")
+        return cls(tuple(rules), path, tuple(links))
 
     @classmethod
     def default(cls) -> Policy:
