@@ -21,6 +21,7 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
+from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
 from tao.paths import TRUST_PROJECT_POLICY_ENV
@@ -32,11 +33,11 @@ def _show_pending(run_id: str) -> None:
     for waiting in pending_calls(run_id):
         call = waiting.call
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
-        click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:
-            click.echo(f"    {call.warning}")
+            echo(f"    {call.warning}")
         if call.preview:
-            click.echo("    " + call.preview.replace("\n", "\n    "))
+            echo("    " + call.preview.replace("\n", "\n    "))
 
 
 _CALL_OPTION = click.option(
@@ -57,9 +58,9 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 
     try:
         full = approve_run(run_id, calls=calls or None)
-        click.echo(f"approved the waiting call(s) of run {full}:")
+        echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
-        click.echo(f"continue it with: tao resume {full}")
+        echo(f"continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -74,7 +75,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
-        click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+        echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 

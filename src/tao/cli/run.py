@@ -22,6 +22,8 @@ from tao.cli.ending import (
     sigterm_interrupts,
 )
 from tao.cli.options import base_url_option, model_option, shown
+from tao.cli.terminal import console as safe_console
+from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
@@ -56,13 +58,12 @@ def show_live(
     under the steps until the run ends; ``status`` must observe the run that ``events``
     come from (the default stream is given it here).
     """
-    from rich.console import Console
     from rich.text import Text
 
     from tao.cli.live import RunStatus, live_region, paused, status_console
     from tao.cli.render import render_result_footer, render_step
 
-    console = Console(highlight=False)
+    console = safe_console()
     console.print(
         Text.assemble(
             ("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (terminal_safe(task), "bold")
@@ -98,8 +99,8 @@ def show_live(
 
 def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
-    click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
-    click.echo("Do this, then type the Observation (one line):", err=True)
+    echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
+    echo("Do this, then type the Observation (one line):", err=True)
     line = sys.stdin.readline()
     if not line:
         raise ToolError("no observation was typed (standard input is closed)")
@@ -109,11 +110,10 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
 def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
     """SPEC S3 at a terminal: a person approves or denies this exact call, seeing what it
     would do (the same diff the web page shows), and whether a crash cut it short (R1)."""
-    from rich.console import Console
 
     from tao.cli.render import render_pending
 
-    console = Console(stderr=True, highlight=False)
+    console = safe_console(stderr=True)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
     console.print(render_pending(tool.name, arguments, effects, preview, call.id, call.warning))
@@ -254,7 +254,7 @@ def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
         )
     roots = sorted({str(t.root) for t in agent.tools.values() if t.root is not None})
     if roots and options["project"] is None:
-        click.echo(
+        echo(
             f"files confined to {', '.join(roots)} (the current folder; "
             "choose another with --project DIR)",
             err=True,
