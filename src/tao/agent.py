@@ -1,4 +1,4 @@
-"""The agent: a model, tools and one :class:`~tao.state.RunConfig`, driving the loop of ``loop.py``.
+"""The agent: a model, tools and one :class:`~tao.state.config.RunConfig`, driving the loop of ``loop.py``.
 
     agent = Agent("openai:gpt-4o-mini", ["calc"], max_steps=8)
     result = agent.run("What is 17 * 23 + 4?")          # or: await agent.arun(...)
@@ -7,7 +7,7 @@
     for event in agent.stream("What is 17 * 23 + 4?"):  # or: async for ... in agent.astream(...)
         print(event)
 
-The loop (:func:`tao.loop.react`) is one pure generator; the two drivers here
+The loop (:func:`tao.run.loop.react`) is one pure generator; the two drivers here
 only answer what it asks, ``run`` with threads and ``arun`` with asyncio. What
 they share (recording, checkpoints, approvals) is written once in
 :class:`Driver`; only the three calls that can block differ.
@@ -25,10 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, Person, Ready, aexecute, call_tool
-from tao.driver import Driver, ignore
+from tao.store.factory import open_store
+from tao.run.act import Approver, Executor, Person, aexecute, call_tool
+from tao.state.calls import Outcome, Ready
+from tao.run.driver import Driver, ignore
 from tao.events import Event, FinalEvent
-from tao.exchange import (
+from tao.run.exchange import (
     Answer,
     AskApproval,
     AskModel,
@@ -39,13 +41,14 @@ from tao.exchange import (
 )
 from tao.models import Model
 from tao.models.base import ModelReply
-from tao.policy import Policy
+from tao.approval.policy import Policy
 from tao.protocol.labels import Labels
-from tao.runs import Start, begin, build_setup, describe_error, follow, reopen
-from tao.state import Checkpoint, Decision, RunConfig
+from tao.run.setup import Start, begin, build_setup, follow, reopen
+from tao.errors import describe_error
+from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult, Status
+from tao.state.result import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -244,7 +247,7 @@ class Agent:
         if self._store is None:
             from tao.store import Store
 
-            self._store = Store.open()
+            self._store = open_store()
         return self._store
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from tao.protocol.labels import LABELS, Labels
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.result import RunResult, Status, Step, StepKind
 
 __all__ = [
     "ERROR_KINDS",
@@ -144,7 +144,7 @@ def format_cost(cost: float | None) -> str:
 
 def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
     """``3 steps · 3 model calls · 900 in / 80 out tokens · cost $0.0012 · 4.20 s``: what the
-    whole run cost (``cost unknown`` when a model has no price, :mod:`tao.pricing`).
+    whole run cost (``cost unknown`` when a model has no price, :mod:`tao.models.pricing`).
 
     An unfinished run (``status`` in :data:`UNFINISHED_STATUSES`) shows no duration.
     """

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from tao.state import RunConfig
+from tao.store.factory import open_store
+from tao.state.config import RunConfig
 from tao.store import SCHEMA_VERSION, RunRecorder, Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.result import RunResult, Status, Step, StepKind
 
 MARKUP = "[bold red]not markup[/bold red] [/] [link=x]"
 
@@ -66,7 +67,7 @@ def _steps() -> list[Step]:
 def _record(run_id: str, started_at: float, *, task: str, finish: bool = True) -> RunResult:
     """Populate the run log exactly as the loop does, through the recorder."""
     result = RunResult(run_id=run_id, task=task, model="replay:calc.json", started_at=started_at)
-    with Store.open() as store:  # $TAO_HOME from the autouse fixture
+    with open_store() as store:  # $TAO_HOME from the autouse fixture
         recorder = RunRecorder(store, RunConfig(model="replay:calc.json", tools=("calc",)))
         recorder.on_start(result)
         for step in _steps():

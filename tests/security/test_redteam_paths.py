@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tao.act import Call, Ready, execute, prepare
+from tao.run.act import execute, prepare
+from tao.state.calls import Call, Ready
 from tao.errors import ToolError
-from tao.policy import Policy
+from tao.approval.policy import Policy
 from tao.tools.base import Tool
 from tao.tools.files import file_tools
 from tao.tools.write import write_tools

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from tao.act import Call, Ready, prepare
+from tao.run.act import prepare
+from tao.state.calls import Call, Ready
 from tao.agent import Agent
-from tao.policy import Policy, PolicyError, ProjectPolicyError, path_covered
+from tao.approval.policy import Policy, PolicyError, ProjectPolicyError, path_covered
 from tao.tools.base import Tool
 from tao.tools.write import write_tools
 

@@ -28,7 +28,7 @@ from tao.paths import TRUST_PROJECT_POLICY_ENV
 
 
 def _show_pending(run_id: str) -> None:
-    from tao.approvals import pending_calls
+    from tao.approval.decide import pending_calls
 
     for waiting in pending_calls(run_id):
         call = waiting.call
@@ -54,7 +54,7 @@ _CALL_OPTION = click.option(
 @_CALL_OPTION
 def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
-    from tao.approvals import approve_run
+    from tao.approval.decide import approve_run
 
     try:
         full = approve_run(run_id, calls=calls or None)
@@ -71,7 +71,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 @_CALL_OPTION
 def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
-    from tao.approvals import deny_run
+    from tao.approval.decide import deny_run
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
@@ -92,7 +92,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 )
 def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_policy: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
-    from tao.approvals import agent_for_run
+    from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
     from tao.cli.run import ask_approval, show_live
 

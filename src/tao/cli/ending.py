@@ -22,8 +22,8 @@ import click
 from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import cli_error
 from tao.errors import FatalError, TaoError
-from tao.jsontypes import JSONObject
-from tao.trace import RunResult, Status, Step
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunResult, Status, Step
 
 #: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
 #: shell's code for a run stopped by Ctrl-C.
@@ -136,7 +136,9 @@ def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoRe
 
 def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
     """A fatal error (the run log is gone, the backend refused): one line, or one object."""
-    partial = error.partial if isinstance(error, FatalError) else None
+    partial = getattr(error, "partial", None) if isinstance(error, FatalError) else None
+    if not isinstance(partial, RunResult):  # the run so far, when the error carries one
+        partial = None
     if as_json:
         _error_object(partial or latest.result, str(error))
     echo(f"Error: {error}", err=True)

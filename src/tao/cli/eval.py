@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from tao.store.factory import open_store
 from tao.cli.options import Decorator, base_url_option, model_option, shown
 from tao.cli.terminal import console, echo, echo_json
 from tao.cli.terminal import console as terminal_console
@@ -246,7 +247,7 @@ def _execute(
         with loading(config.model, progress.progress.console):
             model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
-    store = Store.open()
+    store = open_store()
     if options.strategy == "all":
         return run_all(
             config, questions, store=store, execution=execution, progress=progress, model=model

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from tao.eval.record import QuestionRecord
-    from tao.trace import RunResult, Step
+    from tao.state.result import RunResult, Step
 
 __all__ = ["BarProgress", "eta_seconds", "format_eta"]
 
@@ -85,7 +85,7 @@ class _ActivityProgress(Progress):
 class BarProgress:
     """A rich progress bar on stderr: questions done, score, elapsed, ETA, runs in flight.
 
-    Also a :class:`tao.trace.RunObserver` of every agent run of the eval (runs happen on
+    Also a :class:`tao.state.result.RunObserver` of every agent run of the eval (runs happen on
     worker threads, so what it keeps is guarded by a lock).
     """
 

@@ -32,10 +32,10 @@ from tao.cli.terminal import console as safe_console
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
 from tao.redact import redact
-from tao.trace import StepKind
+from tao.state.result import StepKind
 
 if TYPE_CHECKING:
-    from tao.trace import RunResult, Step
+    from tao.state.result import RunResult, Step
 
 __all__ = ["RunStatus", "live_region", "loading", "status_console"]
 
@@ -111,7 +111,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
 class RunStatus:
     """What a run is doing now, for the status line; fed the run's events in order.
 
-    Also a :class:`tao.trace.RunObserver`: ``on_start`` hands it the live result, whose
+    Also a :class:`tao.state.result.RunObserver`: ``on_start`` hands it the live result, whose
     usage gives the tokens of the steps done (a resumed run starts at its next step).
     """
 

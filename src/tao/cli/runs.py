@@ -23,6 +23,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tao.store.factory import open_store
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo, echo_json
@@ -31,7 +32,7 @@ from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural, terminal_safe
 from tao.paths import private_open
 from tao.store import STATUSES, Store
-from tao.trace import Status
+from tao.state.result import Status
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -80,7 +81,7 @@ def runs() -> None:
 @_store_errors
 def list_command(limit: int, status: str | None, as_json: bool) -> None:
     """The most recent runs, newest first."""
-    with Store.open() as store:
+    with open_store() as store:
         summaries = store.list_runs(limit=limit, status=status)
         prefixes = store.unique_prefixes(s.run_id for s in summaries)
     if as_json:
@@ -129,7 +130,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
 @_store_errors
 def show_command(run_id: str, as_json: bool) -> None:
     """Every step of one run: thought, action, observation, timings, tokens."""
-    with Store.open() as store:
+    with open_store() as store:
         summary = store.get_summary(run_id)
         result = store.get_run(summary.run_id)
         interrupted = summary.status is Status.INTERRUPTED
@@ -179,7 +180,7 @@ def export_command(run_id: str, fmt: str, output: Path | None, full: bool) -> No
     A step's model_input holds the messages new since the step before, from index
     model_input_from of its whole input; --full gives each step its whole input.
     """
-    with Store.open() as store:
+    with open_store() as store:
         lines = list(store.export_jsonl(run_id, full=full))  # fail before touching the output
     if output is None:
         for line in lines:

@@ -14,6 +14,7 @@ import errno
 
 import click
 
+from tao.store.factory import open_store
 from tao.cli.terminal import echo
 from tao.errors import StoreError
 from tao.store import Store
@@ -34,7 +35,7 @@ def ui(port: int) -> None:
     from tao.ui import UiServer
 
     try:
-        store = Store.open()
+        store = open_store()
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tao.errors import ConfigError
 from tao.eval.record import QuestionRecord
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.paths import private_dir, private_open, tao_home
 
 

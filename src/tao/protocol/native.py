@@ -11,11 +11,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
 from tao.protocol.labels import Labels
 from tao.protocol.scan import Exhausted, Scanner
 from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
+from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool
 
 

@@ -125,9 +125,9 @@ def _phrases(labels: Labels) -> _Phrases:
 
 def tool_line(tool: Tool, labels: Labels) -> str:
     """One tool as the prompt lists it: ``calculator[expression]: Evaluate ...``."""
-    if len(tool.param_names) > 1:
-        params = ", ".join(f"{name}=..." for name in tool.param_names)
-        return f"{tool.name}({params}): {tool.description}"
+    if len(tool.param_names) > 1:  # named, in the brackets the grammar allows (issue 30)
+        params = ", ".join(f'{name}="..."' for name in tool.param_names)
+        return f"{tool.name}[{params}]: {tool.description}"
     return f"{tool.name}[{tool.param_names[0] if tool.param_names else ''}]: {tool.description}"
 
 
@@ -162,8 +162,10 @@ def system_prompt(labels: Labels, tools: Sequence[Tool]) -> str:
         f"- finish[answer]: {p.finish_help}",
     ]
     multi = next((t for t in tools if len(t.param_names) > 1), None)
-    if multi is not None:
-        example = f"{multi.name}({', '.join(f'{n}=...' for n in multi.param_names)})"
+    if multi is not None:  # an example call with values: small models copy its shape
+        values = ("out.txt", "3") if multi.param_names[:2] == ("path", "content") else ("a", "b")
+        shown = ", ".join(f'{n}="{v}"' for n, v in zip(multi.param_names, values, strict=False))
+        example = f"{labels.action}: {multi.name}[{shown}]"
         lines += ["", p.call_form.format(example=example)]
     lines += ["", format_block(labels)]
     return "\n".join(lines)

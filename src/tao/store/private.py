@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.paths import private_dir, private_open, tao_home
 from tao.redacted import redact_json
 

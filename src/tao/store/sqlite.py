@@ -9,7 +9,7 @@ checkpoint, with its fsync) is done by a thread of its own every few hundred
 writes, so no step waits for the disk (SPEC R3: a logged step costs little more
 than an unlogged one); SQLite's own checkpoint stays on as a backstop.
 
-    store = SQLiteStore.connect(Path("runs.db"))   # or Store.open(path)
+    store = SQLiteStore.connect(Path("runs.db"))   # or open_store(path)
 
 Every sqlite3 failure leaves this module as a :class:`tao.errors.StoreError` that
 names the file and says what to do; a damaged file is never deleted or
@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tao.store.factory import open_store
 from tao.errors import StoreError
 from tao.paths import default_db_path, private_dir, private_open, tighten
 from tao.store.base import Store

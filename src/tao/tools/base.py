@@ -24,13 +24,13 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypedDict, Unpack, overload
+from typing import Literal, Protocol, TypedDict, Unpack, overload
 
 import docstring_parser
 from pydantic import BaseModel, ValidationError
 
 from tao.errors import ToolDefinitionError, ToolError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.limits import run_coroutine
 from tao.tools.params import as_given, params_model
 from tao.tools.paths import resolve_path
@@ -40,6 +40,33 @@ Effect = Literal["read", "writes", "deletes", "sends", "pays"]
 Keep = Literal["head", "tail"]
 #: Shows a person what a call would do before they approve it (``write_file`` shows a diff).
 Preview = Callable[[JSONObject], str]
+
+
+class Gate(Protocol):
+    """Decides per call whether a tool with no declared effect still needs a person (SPEC S11).
+
+    ``run_tests`` reads and writes nothing itself, but it executes the project's code: a
+    call is harmless while that code is what a person approved, and an effect once the
+    model changed it. The loop records :meth:`snapshot` when a run starts and
+    :meth:`approved` whenever a person (or a policy rule) approves a call, in the run's
+    checkpoint, so the decision survives a resume in another process.
+    """
+
+    def snapshot(self) -> JSONObject:
+        """The state a call would act on, now, as the run records it."""
+        ...
+
+    def reason(self, arguments: JSONObject, approved: JSON | None) -> str | None:
+        """Why this call needs a person given the state ``approved`` last (``None``: none
+        recorded); ``None`` when it may run unasked."""
+        ...
+
+    def approved(self, shown: str | None) -> JSONObject | None:
+        """The state now, if it is the one a person approved on seeing the preview
+        ``shown``; ``None`` otherwise (the recorded state is then left as it was)."""
+        ...
+
+
 #: A Python function a tool wraps; its parameters are whatever its type hints say.
 ToolFunction = Callable[..., object]
 
@@ -87,6 +114,8 @@ class ToolOptions(TypedDict, total=False):
     path_params: tuple[str, ...]
     #: The project folder those paths are resolved against (required with ``path_params``).
     project: Path | None
+    #: Decides per call whether a read-only tool still needs a person (``run_tests``).
+    gate: Gate | None
 
 
 @dataclass(frozen=True)
@@ -120,6 +149,9 @@ class Tool:
     path_params: tuple[str, ...] = ()
     #: The resolved project folder of ``path_params``.
     root: Path | None = None
+    #: Per-call approval for a tool whose calls are harmless or not depending on the world
+    #: (``run_tests`` runs the project's code): see :class:`Gate`.
+    gate: Gate | None = None
 
     @property
     def read_only(self) -> bool:
@@ -147,31 +179,49 @@ class Tool:
         The values are Python literals as written (``f((1, 2))`` binds a tuple);
         :meth:`validate` decides whether they fit.
         """
-        if form == "call" or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
+        named = _names_first(text, self.param_names)
+        if form == "call" or named or (len(self.param_names) > 1 and _looks_like_kwargs(text)):
             parsed = _parse_call_arguments(text)
             if parsed is not None:
                 args, kwargs = parsed
                 return self._merge(args, kwargs)
+            if named:  # ``path=notes.txt``: values as written, bound by parameter name
+                return _split_named(text, self.param_names)
         if not self.param_names:
             if text.strip():
                 raise ArgumentError(f"{self.name} takes no argument")
             return {}
-        return {self._positional(): _unquote(text.strip())}
+        return {self._positional(text): _unquote(text.strip())}
 
-    def _positional(self) -> str:
-        """The one parameter plain text binds to; a tool that needs several refuses, saying
-        how to name them, rather than guess (issue 13: text binds only one parameter)."""
+    def _positional(self, text: str = "") -> str:
+        """The one parameter plain text binds to; a tool that needs several refuses, showing
+        the call to write (with the model's own values where its text splits into as many
+        pieces), rather than guess (issue 13: text binds only one parameter)."""
         if len(self.param_names) == 1:
             return self.param_names[0]
-        listed = self.schema.get("required")
-        required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+        required = self.required
         if len(required) == 1:
             return required[0]
-        named = ", ".join(f'"{name}": …' for name in self.param_names)
-        raise ArgumentError(
-            f"{self.name} takes ({', '.join(self.param_names)}): write a JSON object "
-            f"{{{named}}} or {self.name}({', '.join(f'{n}=…' for n in self.param_names)})"
+        raise ArgumentError(f"{self.name} needs {_and(required)}; {self.how_to_call(text)}")
+
+    @property
+    def required(self) -> list[str]:
+        """The parameters without a default, in order."""
+        listed = self.schema.get("required")
+        return [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+
+    def how_to_call(self, text: str = "") -> str:
+        """``call it as write_file[path="count.txt", content="3"]``: the form that binds, with
+        the values of ``text`` when it holds one per required parameter (``count.txt, 3``)."""
+        names = self.required or list(self.param_names)
+        pieces = [piece.strip() for piece in text.split(",", len(names) - 1)] if text else []
+        if len(pieces) != len(names) or not all(pieces) or "=" in text:
+            pieces = ["…"] * len(names)
+        shown = ", ".join(
+            f"{name}={json.dumps(_unquote(piece), ensure_ascii=False)}"
+            for name, piece in zip(names, pieces, strict=True)
         )
+        return f"call it as {self.name}[{shown}]"
 
     def bind_object(self, value: Mapping[str, JSON]) -> dict[str, object]:
         """Bind a JSON object the model wrote (``calculator[{"expression": "6*7"}]``, a JSON
@@ -244,9 +294,11 @@ class Tool:
             )
 
     def invalid(self, problems: str) -> ArgumentError:
-        """The error for arguments that do not fit, naming the tool and its parameters."""
+        """The error for arguments that do not fit, naming the tool and its parameters, and
+        (for a tool of several) the call that would bind."""
+        hint = f"; {self.how_to_call()}" if len(self.param_names) > 1 else ""
         return ArgumentError(
-            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}"
+            f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}{hint}"
         )
 
     def __call__(self, *args: object, **kwargs: object) -> object:
@@ -284,6 +336,37 @@ def to_text(value: object) -> str:
 def _looks_like_kwargs(text: str) -> bool:
     head = text.split(",", 1)[0]
     return "=" in head and head.split("=", 1)[0].strip().isidentifier()
+
+
+def _names_first(text: str, names: tuple[str, ...]) -> bool:
+    """Whether ``text`` starts ``name=`` (not ``==``) for one of the parameter ``names``: then
+    it names its arguments (``read_file[path="notes.txt"]``). Any other ``=`` is a value's
+    own (``calculator[x=2+3]``, a search for ``a=b``)."""
+    found = _NAME_FIRST.match(text)
+    return found is not None and found["name"] in names
+
+
+def _split_named(text: str, names: tuple[str, ...]) -> dict[str, object]:
+    """``a=x, b=y z`` bound by name, values as written (quotes around one taken off): each
+    value runs to the next ``, name=`` of a parameter, so it may hold commas and ``=``. One
+    pass of one regular expression: linear in the text (SPEC L14)."""
+    marks = [m for m in _NAMED.finditer(text) if m["name"] in names]
+    bound: dict[str, object] = {}
+    for mark, after in zip(marks, [*marks[1:], None], strict=True):
+        name = mark["name"]
+        if name in bound:
+            raise ArgumentError(f"{name!r} given twice")
+        end = after.start() if after is not None else len(text)
+        bound[name] = _unquote(text[mark.end() : end].strip())
+    return bound
+
+
+_NAME_FIRST = re.compile(r"\s*(?P<name>[^\W\d]\w*)\s*=(?!=)")
+_NAMED = re.compile(r"(?:^|,)\s*(?P<name>[^\W\d]\w*)\s*=(?!=)")
+
+
+def _and(names: list[str]) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _parse_call_arguments(text: str) -> tuple[list[object], dict[str, object]] | None:
@@ -344,6 +427,7 @@ def make_tool(fn: ToolFunction, **options: Unpack[ToolOptions]) -> Tool:
         timeout_s=options.get("timeout_s", DEFAULT_TIMEOUT_S),
         path_params=path_params,
         root=None if project is None else Path(project).resolve(),
+        gate=options.get("gate"),
     )
 
 

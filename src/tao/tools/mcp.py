@@ -31,17 +31,21 @@ it is destructive and ``sends`` otherwise.
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from tao.errors import ToolError
-from tao.jsontypes import JSON, JSONObject
+from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
+from tao.sandbox import must_confine as sandbox_ready
+from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import (
     AnyArgs,
@@ -137,27 +141,34 @@ class McpServer:
         prefix: str = "",
         connect_timeout: float = CONNECT_TIMEOUT,
         call_timeout: float = CALL_TIMEOUT,
+        sandbox: Sandbox | None = None,
     ) -> McpServer:
         """Start ``command`` (a string is split like a shell would) and talk over its stdio.
 
-        The child gets the SDK's minimal environment (PATH, HOME, ...) plus ``env``,
-        so API keys of the agent's own process do not leak into third-party servers.
+        The server runs in tao's sandbox (SPEC S10, :mod:`tao.sandbox`) with ``sandbox``'s
+        settings (default: no network, nothing writable, no CPU or memory cap): it reads
+        the system, the Python installation, ``cwd`` and the folders of the files its
+        arguments name (``python server.py``), and gets the allow-list environment plus
+        ``env``. Where no sandbox is available it runs as before, with the SDK's minimal
+        environment (PATH, HOME, ...) plus ``env``, so API keys of the agent's own
+        process still do not leak into third-party servers.
         """
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise McpError("empty MCP server command")
+        label = shlex.join(argv)
+        spawn = _spawn_command(argv, env, cwd, sandbox or Sandbox(limits=SERVER_LIMITS), label)
 
         def connect(errlog: TextIO) -> Client:
             from mcp import Client, StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            params = StdioServerParameters(
-                command=argv[0], args=argv[1:], env=dict(env) if env else None, cwd=cwd
-            )
+            program, args, child_env = spawn
+            params = StdioServerParameters(command=program, args=args, env=child_env, cwd=cwd)
             return Client(stdio_client(params, errlog=errlog), read_timeout_seconds=call_timeout)
 
         return cls(
-            shlex.join(argv),
+            label,
             connect,
             prefix=prefix,
             connect_timeout=connect_timeout,
@@ -327,6 +338,30 @@ class McpServer:
 
     def __repr__(self) -> str:
         return f"McpServer({self.label!r})"
+
+
+#: Variables the SDK adds to every server's environment; a sandboxed server loses those
+#: that are not on tao's allow-list (its HOME and PATH come from the allow-list instead).
+_SDK_ADDED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def _spawn_command(
+    argv: list[str], env: Mapping[str, str] | None, cwd: str | None, sandbox: Sandbox, label: str
+) -> tuple[str, list[str], dict[str, str] | None]:
+    """The program, arguments and environment the SDK starts: the server wrapped in the
+    sandbox when one is available (or required), else the server itself."""
+    try:
+        if not sandbox_ready():
+            return argv[0], argv[1:], dict(env) if env else None
+        folder = Path(cwd or os.getcwd()).resolve()
+        named = [folder / arg for arg in argv[1:] if not arg.startswith("-")]
+        files = [path.resolve().parent for path in named if path.is_file()]
+        confined = confine(
+            argv, sandbox, cwd=folder, readable=files, extra_env=env, unset=_SDK_ADDED
+        )
+    except (SandboxUnavailable, NotConfinable) as error:
+        raise McpError(f"MCP server {label} failed to start: {error}") from None
+    return confined.argv[0], list(confined.argv[1:]), confined.env
 
 
 def _param_order(schema: JSONObject) -> tuple[str, ...]:

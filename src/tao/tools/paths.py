@@ -190,11 +190,11 @@ def refuse_hard_link(info: os.stat_result, path: ProjectPath) -> None:
     system (``/etc/shadow``-like files, another project's ``.env``): the path
     checks see only the name inside the project, so the object is judged here,
     by its link count. A person allows chosen paths in the policy file
-    (``hard_links = ["vendor/**"]``, see :meth:`tao.policy.Policy.hard_link_allowed`).
+    (``hard_links = ["vendor/**"]``, see :meth:`tao.approval.policy.Policy.hard_link_allowed`).
     """
     if not stat.S_ISREG(info.st_mode) or info.st_nlink <= 1:
         return
-    from tao.policy import Policy, PolicyError  # the policy imports this module
+    from tao.approval.policy import Policy, PolicyError  # the policy imports this module
 
     try:
         if Policy.default().hard_link_allowed(path.relative):

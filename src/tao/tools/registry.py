@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tao.errors import ToolDefinitionError, UnknownToolSetError
+from tao.sandbox.settings import Sandbox
 from tao.tools.base import Tool, ToolFunction, make_tool, normal_name
 
 #: Tool names the loop owns; a user tool may not take them.
@@ -24,11 +25,13 @@ RESERVED_NAMES = frozenset({"finish"})
 
 @dataclass(frozen=True, slots=True)
 class ToolSetContext:
-    """What a tool set may be built from: the run's project folder, corpus and asker."""
+    """What a tool set may be built from: the run's project folder, corpus, asker, and how
+    the children it starts are sandboxed (SPEC S10)."""
 
     project: Path
     corpus: Path | None = None
     ask: Callable[[str], str] | None = None
+    sandbox: Sandbox | None = None
 
 
 #: Builds one tool set for a run; each imports its module only when used.
@@ -50,18 +53,13 @@ def _files(context: ToolSetContext) -> list[Tool]:
 def _tests(context: ToolSetContext) -> list[Tool]:
     from tao.tools.tests import test_tools
 
-    return test_tools(context.project)
+    return test_tools(context.project, sandbox=context.sandbox)
 
 
 def _wiki(context: ToolSetContext) -> list[Tool]:
-    from tao.tools.wiki import CorpusError, wiki_tools
+    from tao.tools.wiki import default_corpus, wiki_tools
 
-    if context.corpus is None:
-        raise CorpusError(
-            "the wiki tool set needs a corpus: pass --corpus PATH "
-            '(a JSONL file, one {"title", "text"} object per line)'
-        )
-    return wiki_tools(context.corpus)
+    return wiki_tools(context.corpus or default_corpus())
 
 
 def _write(context: ToolSetContext) -> list[Tool]:
@@ -103,12 +101,14 @@ def resolve_tools(
     project: Path | str | None = None,
     corpus: Path | str | None = None,
     ask: Callable[[str], str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Tool]:
     """Turn set names, tools and typed functions into tools, in order, with unique names."""
     context = ToolSetContext(
         Path.cwd() if project is None else Path(project),
         None if corpus is None else Path(corpus),
         ask,
+        sandbox,
     )
     if isinstance(specs, str):  # a bare "files,tests" is one spec, not a sequence of letters
         specs = [specs]
@@ -136,7 +136,7 @@ def check_names(tools: Sequence[Tool]) -> None:
     """Refuse a reserved name, or two tools whose names differ only in spelling.
 
     Names are compared after :func:`normal_name` (case, whitespace, ``-``/``_``),
-    the same form :func:`tao.act.find_tool` looks them up in: an MCP tool
+    the same form :func:`tao.run.act.find_tool` looks them up in: an MCP tool
     ``Read_File`` beside the built-in ``read_file`` would otherwise take the
     model's ``READ_FILE[...]`` calls (issue 12 item 9).
     """
