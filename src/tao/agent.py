@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tao.approval.policy import Policy
@@ -76,6 +77,7 @@ class Agent:
         executor: Executor | None = None,
         record: bool | Store = True,
         policy: Policy | None = None,
+        trust_project_policy: bool | None = None,
         api_key: str | None = None,
         **settings: object,
     ) -> None:
@@ -90,7 +92,12 @@ class Agent:
         self.output_type = built.output_type
         self.executor: Executor = executor or call_tool
         self.approve = approve
-        self.policy = policy
+        # A policy file inside the project is refused unless a person vouches for it
+        # (``trust_project_policy``, default ``$TAO_TRUST_PROJECT_POLICY``).
+        projects = {Path(t.root) for t in self.tools.values() if t.root is not None}
+        if self.config.project:
+            projects.add(Path(self.config.project))
+        self.policy = policy.outside(projects, trust=trust_project_policy)
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed

@@ -2,7 +2,11 @@
 
 A policy is a TOML file *outside* the project the agent works in — by default
 ``$TAO_HOME/policy.toml``, or the file ``$TAO_POLICY`` names — so no tool the
-agent can call may write it. Each rule names a tool and, optionally, a glob per argument:
+agent can call may write it. A policy file inside a project the tools work in
+is refused (:class:`ProjectPolicyError`) unless the person says they wrote it
+(``tao run --trust-project-policy``, ``TAO_TRUST_PROJECT_POLICY=1``,
+``Agent(trust_project_policy=True)``): a repository must not grant itself
+permissions. Each rule names a tool and, optionally, a glob per argument:
 
     [[allow]]
     tool = "write_file"
@@ -16,22 +20,33 @@ for an argument the tool declares a path (``Tool.path_params``), the value is
 resolved against the tool's project (symlinks, ``..``) and the glob is matched
 on the project-relative POSIX path, so ``out/../tests/test_x.py`` and, with
 ``out`` a symlink to the project, ``out/test_x.py`` are *not* covered by
-``out/**``. In globs ``*`` and ``?`` stay inside one folder and ``**`` spans
-folders. Other arguments are matched as text (``fnmatch``), except values that
-look like a path escape (``..``, absolute, ``~``, backslashes), which never match.
+``out/**``. Path globs (see :func:`path_covered`):
+
+- ``src``, ``src/`` and ``src/**`` all mean the folder ``src`` and everything
+  under it (a rule naming a file names that file); ``src_evil/x`` is not under ``src``;
+- ``*`` and ``?`` stay inside one folder and ``**`` spans folders; a pattern
+  whose last part holds a wildcard (``*.py``, ``src/*``) covers only the paths
+  it spells, not what is inside a folder it happens to match;
+- matching is case-sensitive, on the resolved path; a pattern that leaves the
+  project (``..``, absolute, ``~``, backslashes) is an error in the policy file.
+
+Other arguments are matched as text (``fnmatch``), except values that look like
+a path escape (``..``, absolute, ``~``, backslashes), which never match.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
 from tao.errors import ConfigError, ToolError
-from tao.paths import default_policy_path
+from tao.paths import TRUST_PROJECT_POLICY_ENV, default_policy_path
 from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, normal_name
 from tao.tools.paths import resolve_path
@@ -39,6 +54,10 @@ from tao.tools.paths import resolve_path
 
 class PolicyError(ConfigError):
     """The policy file cannot be read or holds a rule that makes no sense (a person's file)."""
+
+
+class ProjectPolicyError(PolicyError):
+    """The policy file lies inside the project: the project could have written it."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +85,7 @@ def _matches(tool: Tool, name: str, value: object, pattern: str) -> bool:
             resolved = resolve_path(tool.root, value)
         except ToolError:  # outside the project: no rule covers it
             return False
-        return _glob(pattern).fullmatch(resolved.relative) is not None
+        return path_covered(pattern, resolved.relative)
     text = str(value)
     if _PATH_ESCAPE.search(text):
         return False
@@ -75,6 +94,45 @@ def _matches(tool: Tool, name: str, value: object, pattern: str) -> bool:
 
 #: Values no text rule may cover: they could name something outside what the rule meant.
 _PATH_ESCAPE = re.compile(r"(?:^|[/\\])\.\.(?:[/\\]|$)|^[/\\~]|\\|^[A-Za-z]:")
+
+
+def path_covered(pattern: str, relative: str) -> bool:
+    """Whether the path glob ``pattern`` covers the project-relative path ``relative``.
+
+    A folder rule covers what is inside the folder: ``src`` (or ``src/``,
+    ``src/**``) covers ``src`` and ``src/a/b.py``, never ``src_evil/x``. Only a
+    pattern whose last part is plain text extends to what lies under it, so
+    ``*.py`` does not reach into a folder named ``x.py/``.
+    """
+    glob = normal_pattern(pattern)
+    regex = _glob(glob)
+    if regex.fullmatch(relative) is not None:
+        return True
+    last = glob.rsplit("/", 1)[-1]
+    if _WILDCARD.search(last):
+        return False
+    # the literal last part names a folder: any path below it is covered
+    parts = relative.split("/")
+    return any(regex.fullmatch("/".join(parts[:i])) for i in range(1, len(parts)))
+
+
+_WILDCARD = re.compile(r"[*?]")
+
+
+def normal_pattern(pattern: str) -> str:
+    """``./src//a/`` as ``src/a``: the form rules match in; ``""`` is the whole project."""
+    parts = [part for part in pattern.strip().split("/") if part not in ("", ".")]
+    return "/".join(parts) or "**"
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    """Why a path glob can never name something inside the project, or ``None``."""
+    text = pattern.strip()
+    if "\x00" in text:
+        return "holds a NUL byte"
+    if text.startswith(("/", "~")) or _PATH_ESCAPE.search(text):
+        return "leaves the project (absolute, ~, .. or a backslash); rules match project paths"
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -104,6 +162,12 @@ class Policy:
 
     rules: tuple[Rule, ...] = ()
     source: Path | None = None
+    #: Path globs of multiply-linked files the file tools may open (``hard_links = [...]``).
+    hard_links: tuple[str, ...] = ()
+
+    def hard_link_allowed(self, relative: str) -> bool:
+        """Whether a person allowed the file tools to open this multiply-linked file."""
+        return any(path_covered(pattern, relative) for pattern in self.hard_links)
 
     def allows(self, tool: Tool, arguments: JSONObject) -> Rule | None:
         """The first rule that pre-approves this exact call, if any.
@@ -132,7 +196,7 @@ class Policy:
             raise PolicyError(f"policy file not found: {path}") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise PolicyError(f"cannot read policy file {path}: {error}") from None
-        unknown = set(data) - {"allow"}
+        unknown = set(data) - {"allow", "hard_links"}
         if unknown:
             raise PolicyError(
                 f"policy file {path}: unknown section(s) {', '.join(sorted(unknown))}"
@@ -146,11 +210,69 @@ class Policy:
                 raise PolicyError(
                     f"policy file {path}: rule {number}: argument patterns are strings"
                 )
+            for name, pattern in patterns.items():
+                problem = _pattern_problem(pattern)
+                if problem is not None:
+                    raise PolicyError(
+                        f"policy file {path}: rule {number}: {name} = {pattern!r} {problem}"
+                    )
             rules.append(Rule(entry["tool"], patterns))
-        return cls(tuple(rules), path)
+        links = data.get("hard_links", [])
+        if not isinstance(links, list) or not all(isinstance(g, str) for g in links):
+            raise PolicyError(f"policy file {path}: hard_links is a list of path globs")
+        for glob in links:
+            problem = _pattern_problem(glob)
+            if problem is not None:
+                raise PolicyError(f"policy file {path}: hard_links {glob!r} {problem}")
+        return cls(tuple(rules), path, tuple(links))
 
     @classmethod
     def default(cls) -> Policy:
         """``$TAO_POLICY`` or ``$TAO_HOME/policy.toml`` when it exists, else no pre-approvals."""
         path = default_policy_path()
         return cls.load(path) if path.is_file() else cls()
+
+    def outside(self, projects: Iterable[Path], *, trust: bool | None = None) -> Policy:
+        """This policy, if its file lies outside every project folder the tools work in.
+
+        A file inside a project could have been written by the project's authors (or
+        by an earlier run's approved write), so it would let a repository grant
+        itself permissions: :class:`ProjectPolicyError` names the file and the way
+        to say a person wrote it. ``trust`` (default: ``$TAO_TRUST_PROJECT_POLICY``)
+        accepts it.
+        """
+        if self.source is None:
+            return self
+        if trust is None:
+            trust = os.environ.get(TRUST_PROJECT_POLICY_ENV, "").strip().lower() in _YES
+        if trust:
+            return self
+        for project in projects:
+            if _inside(self.source, project):
+                raise ProjectPolicyError(
+                    f"the policy file {self.source} is inside the project {project}: a project "
+                    "must not pre-approve its own calls. Move it outside the project "
+                    "(e.g. $TAO_HOME/policy.toml), or, if you wrote it yourself, pass "
+                    f"--trust-project-policy (or set {TRUST_PROJECT_POLICY_ENV}=1)"
+                )
+        return self
+
+
+_YES = frozenset({"1", "true", "yes", "on"})
+
+
+def _inside(file: Path, folder: Path) -> bool:
+    """Whether ``file`` lies in ``folder``: links followed, and folders compared as
+    objects (device, inode), so another spelling (case, a link to the project) is caught."""
+    try:
+        target = os.stat(folder)
+        real = Path(os.path.realpath(file.expanduser().absolute()))
+    except (OSError, ValueError):
+        return False
+    for parent in real.parents:
+        try:
+            if os.path.samestat(os.stat(parent), target):
+                return True
+        except OSError:
+            continue
+    return False

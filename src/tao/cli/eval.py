@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.terminal import console, echo, echo_json
+from tao.cli.terminal import console as terminal_console
 from tao.cli.usage import cli_error
 from tao.errors import TaoError
 from tao.eval.config import (
@@ -172,7 +174,6 @@ _benchmark_command("fever", "FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accurac
 
 
 def _run_eval(benchmark: Benchmark, options: _Options) -> None:
-    from rich.console import Console
 
     from tao.cli.eval_progress import BarProgress
     from tao.eval.summary import combine_summaries, comparison_warnings, summary_table
@@ -187,7 +188,7 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
         runs = _execute(config, questions, options, progress)
     except KeyboardInterrupt:
         progress.close()
-        click.echo(
+        echo(
             "\ninterrupted: every finished question is saved; run the same command again to resume",
             err=True,
         )
@@ -203,15 +204,15 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
         raise click.ClickException(str(error)) from None
     progress.close()
     summaries = [run.summary() for run in runs]
-    Console(stderr=options.as_json).print(summary_table(summaries))
+    console(stderr=options.as_json).print(summary_table(summaries))
     for warning in comparison_warnings(summaries):
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if options.as_json:
         shape = summaries[0] if options.strategy != "all" else combine_summaries(summaries)
-        click.echo(json.dumps(shape, ensure_ascii=False))
+        echo_json(json.dumps(shape, ensure_ascii=False))
     else:
         for run in runs:
-            click.echo(f"{run.config.strategy}: {run.results_file}", err=True)
+            echo(f"{run.config.strategy}: {run.results_file}", err=True)
 
 
 def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], EvalConfig, str]:
@@ -340,7 +341,6 @@ def _fetch() -> Path:
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON line.")
 def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> None:
     """Summarise results files (default: all of $TAO_HOME/evals); -o FILE charts them too."""
-    from rich.console import Console
 
     from tao.eval.report import load_results, write_chart
     from tao.eval.results import evals_dir
@@ -348,13 +348,13 @@ def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> Non
 
     try:
         groups = load_results(list(results) or [evals_dir()])
-        console = Console(stderr=as_json)
+        console = terminal_console(stderr=as_json)
         for summaries in groups.values():
             console.print(summary_table(list(summaries.values())))
             for warning in comparison_warnings(list(summaries.values())):
-                click.echo(f"warning: {warning}", err=True)
+                echo(f"warning: {warning}", err=True)
         if output is not None:
-            click.echo(f"chart: {write_chart(groups, output)}", err=True)
+            echo(f"chart: {write_chart(groups, output)}", err=True)
     except TaoError as error:
         raise cli_error(error) from None
     except OSError as error:
@@ -369,4 +369,4 @@ def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> Non
             }
             for (b, m), s in groups.items()
         ]
-        click.echo(json.dumps(shape, ensure_ascii=False))
+        echo_json(json.dumps(shape, ensure_ascii=False))
