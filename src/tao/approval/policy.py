@@ -37,23 +37,24 @@ a path escape (``..``, absolute, ``~``, backslashes), which never match.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from pathlib import Path
 
-from tao.errors import ConfigError, ToolError
+from tao.approval.globs import (
+    PATH_ESCAPE,
+    PolicyError,
+    hard_links_of,
+    path_covered,
+    pattern_problem,
+)
+from tao.errors import ToolError
 from tao.paths import TRUST_PROJECT_POLICY_ENV, default_policy_path
 from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, normal_name
 from tao.tools.paths import resolve_path
-
-
-class PolicyError(ConfigError):
-    """The policy file cannot be read or holds a rule that makes no sense (a person's file)."""
 
 
 class ProjectPolicyError(PolicyError):
@@ -87,75 +88,12 @@ def _matches(tool: Tool, name: str, value: object, pattern: str) -> bool:
             return False
         return path_covered(pattern, resolved.relative)
     text = str(value)
-    if _PATH_ESCAPE.search(text):
+    if PATH_ESCAPE.search(text):
         return False
     return fnmatchcase(text, pattern)
 
 
 #: Values no text rule may cover: they could name something outside what the rule meant.
-_PATH_ESCAPE = re.compile(r"(?:^|[/\\])\.\.(?:[/\\]|$)|^[/\\~]|\\|^[A-Za-z]:")
-
-
-def path_covered(pattern: str, relative: str) -> bool:
-    """Whether the path glob ``pattern`` covers the project-relative path ``relative``.
-
-    A folder rule covers what is inside the folder: ``src`` (or ``src/``,
-    ``src/**``) covers ``src`` and ``src/a/b.py``, never ``src_evil/x``. Only a
-    pattern whose last part is plain text extends to what lies under it, so
-    ``*.py`` does not reach into a folder named ``x.py/``.
-    """
-    glob = normal_pattern(pattern)
-    regex = _glob(glob)
-    if regex.fullmatch(relative) is not None:
-        return True
-    last = glob.rsplit("/", 1)[-1]
-    if _WILDCARD.search(last):
-        return False
-    # the literal last part names a folder: any path below it is covered
-    parts = relative.split("/")
-    return any(regex.fullmatch("/".join(parts[:i])) for i in range(1, len(parts)))
-
-
-_WILDCARD = re.compile(r"[*?]")
-
-
-def normal_pattern(pattern: str) -> str:
-    """``./src//a/`` as ``src/a``: the form rules match in; ``""`` is the whole project."""
-    parts = [part for part in pattern.strip().split("/") if part not in ("", ".")]
-    return "/".join(parts) or "**"
-
-
-def _pattern_problem(pattern: str) -> str | None:
-    """Why a path glob can never name something inside the project, or ``None``."""
-    text = pattern.strip()
-    if "\x00" in text:
-        return "holds a NUL byte"
-    if text.startswith(("/", "~")) or _PATH_ESCAPE.search(text):
-        return "leaves the project (absolute, ~, .. or a backslash); rules match project paths"
-    return None
-
-
-@lru_cache(maxsize=256)
-def _glob(pattern: str) -> re.Pattern[str]:
-    """A path glob: ``**`` any folders (``out/**`` also covers ``out``), ``*`` within one."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("(?:/.*)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            char = pattern[i]
-            out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 @dataclass(frozen=True)
 class Policy:
     """The rules in force for a run; an empty policy pre-approves nothing."""
@@ -211,20 +149,13 @@ class Policy:
                     f"policy file {path}: rule {number}: argument patterns are strings"
                 )
             for name, pattern in patterns.items():
-                problem = _pattern_problem(pattern)
+                problem = pattern_problem(pattern)
                 if problem is not None:
                     raise PolicyError(
                         f"policy file {path}: rule {number}: {name} = {pattern!r} {problem}"
                     )
             rules.append(Rule(entry["tool"], patterns))
-        links = data.get("hard_links", [])
-        if not isinstance(links, list) or not all(isinstance(g, str) for g in links):
-            raise PolicyError(f"policy file {path}: hard_links is a list of path globs")
-        for glob in links:
-            problem = _pattern_problem(glob)
-            if problem is not None:
-                raise PolicyError(f"policy file {path}: hard_links {glob!r} {problem}")
-        return cls(tuple(rules), path, tuple(links))
+        return cls(tuple(rules), path, hard_links_of(data, path))
 
     @classmethod
     def default(cls) -> Policy:

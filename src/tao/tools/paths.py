@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 
+from tao.approval.globs import hard_link_allowed
 from tao.errors import ConfigError, ToolError
 
 
@@ -190,17 +191,12 @@ def refuse_hard_link(info: os.stat_result, path: ProjectPath) -> None:
     system (``/etc/shadow``-like files, another project's ``.env``): the path
     checks see only the name inside the project, so the object is judged here,
     by its link count. A person allows chosen paths in the policy file
-    (``hard_links = ["vendor/**"]``, see :meth:`tao.approval.policy.Policy.hard_link_allowed`).
+    (``hard_links = ["vendor/**"]``, see :func:`tao.approval.globs.hard_link_allowed`).
     """
     if not stat.S_ISREG(info.st_mode) or info.st_nlink <= 1:
         return
-    from tao.approval.policy import Policy, PolicyError  # the policy imports this module
-
-    try:
-        if Policy.default().hard_link_allowed(path.relative):
-            return
-    except PolicyError:
-        pass  # an unreadable policy allows nothing
+    if hard_link_allowed(path.relative):
+        return
     raise ToolError(
         f"{path.relative!r} has {info.st_nlink} names (a hard link): it may be a file outside "
         "the project, so it is not opened; a person can allow it with hard_links = [...] "
