@@ -52,6 +52,7 @@ from tao.transcript import (
     Turn,
     action_step,
     calls_of,
+    capped,
     closing,
     extend,
     failed_step,
@@ -60,6 +61,7 @@ from tao.transcript import (
     make_step,
     opening,
     parse,
+    refusal,
     stops,
 )
 
@@ -108,6 +110,7 @@ class _Run:
             decisions=dict(turn.decisions) if turn is not None else {},
             executing=executing,
             completed=dict(turn.completed) if turn is not None else {},
+            refused_calls=turn.refused if turn is not None else 0,
         )
 
 
@@ -175,6 +178,7 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     turn.executing = resume.executing
     turn.completed.update(resume.completed)
     turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
+    turn.refused = resume.refused_calls
     return turn
 
 
@@ -215,7 +219,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
     setup, decisions = run.setup, turn.decisions
-    reply = kept_reply(setup, turn.answer.reply)
+    reply = capped(setup, turn, kept_reply(setup, turn.answer.reply))
     parsed = parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
         return _final(run, turn, reply, parsed)
@@ -255,13 +259,16 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     run.repeats.note(turn.index, ran, keys, earlier, outcomes)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
-    extend(
-        run.setup, run.messages, turn.index, reply, kept_text(parsed, reply), native_calls, ordered
-    )
-    return [
+    note = refusal(setup, turn)
+    text = kept_text(parsed, reply)
+    extend(setup, run.messages, turn.index, reply, text, native_calls, ordered, note)
+    steps = [
         action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
+    if note is not None:  # the refused calls: one step, one observation, however many
+        steps.append(make_step(turn, StepKind.ACTION, None, position=len(calls), observation=note))
+    return steps
 
 
 def _prepare(
