@@ -59,9 +59,16 @@ def test_the_cap_is_a_flag_and_the_model_sees_the_refusal_after_the_last_result(
     its fence, and every kept call has its result (a valid tool-calling transcript)."""
     script = replay([_flood(40), FINISH])
     out = tao_cli(
-        "run", "x", "-m", f"replay:{script}", "-t", "calc", "--json",
-        "--max-calls-per-reply", "3",
-    )  # fmt: skip
+        "run",
+        "x",
+        "-m",
+        f"replay:{script}",
+        "-t",
+        "calc",
+        "--json",
+        "--max-calls-per-reply",
+        "3",
+    )
     assert out.returncode == 0, out.stderr
     steps = out.json()["steps"]
     assert [s["tool"] for s in steps] == ["calculator"] * 3 + [None, "finish"]
