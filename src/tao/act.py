@@ -18,6 +18,7 @@ from typing import Literal
 from tao.errors import ToolError
 from tao.frozen import frozen
 from tao.jsontypes import JSONObject
+from tao.lookalikes import name_problem
 from tao.redact import redact
 from tao.state import PendingCall
 from tao.tools.base import Tool, cut, normal_name, to_text
@@ -91,10 +92,14 @@ def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
 
     The paper's prompts write ``Search[...]``; models write ``read-file``. The
     registry refused two tools with one normal name at startup, so at most one
-    tool can match (issue 12 item 9).
+    tool can match (issue 12 item 9). A name that is not ASCII matches nothing: no
+    tool has one, and a look-alike (``reаd_file``, Cyrillic ``а``; full-width letters)
+    must not reach the tool it imitates (issue 26).
     """
     if name in tools:
         return tools[name]
+    if not name.isascii():
+        return None
     wanted = normal_name(name)
     return next((tool for key, tool in tools.items() if normal_name(key) == wanted), None)
 
@@ -104,9 +109,11 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
     tool = find_tool(call.tool, tools)
     if tool is None:
         available = ", ".join(tools)
+        problem = name_problem(call.tool)
+        why = f" ({problem})" if problem is not None else ""
         return Outcome(
             StepKind.UNKNOWN_TOOL,
-            f"Unknown tool: {call.tool}. Available: {available}",
+            f"Unknown tool: {call.tool}{why}. Available: {available}",
             call.tool,
             None,
         )
