@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tao.store.factory import open_store
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 
@@ -166,9 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes:
             record: Any = False
             if mode == "on":
-                from tao.store import Store
-
-                record = Store.open(Path(folder) / "runs.db")
+                record = open_store(Path(folder) / "runs.db")
             results[mode] = []
             measure(server, 1, 1, record)  # warm-up: lazy imports, first connection
             for n in levels:

@@ -32,7 +32,7 @@ from pathlib import Path
 from tao.models.install import default_model_path
 from tao.models.local import LoadedLlama
 from tao.paths import tao_home
-from tao.store import Store
+from tao.store.factory import open_store
 
 
 def guess(context: Sequence[int], k: int, ngram: int = 2) -> list[int]:
@@ -71,7 +71,7 @@ def replies(home: Path, runs: int, loaded: LoadedLlama) -> list[tuple[list[int],
         "AND json_extract(config, '$.temperature') = 0 ORDER BY started_at DESC LIMIT ?",
         (runs,),
     ).fetchall()
-    store, pairs = Store.open(), []
+    store, pairs = open_store(), []
     for (run_id,) in ids:
         for step in store.get_run(run_id).steps:
             prompt = loaded.prompt_tokens(step.model_input) if step.model_input else None

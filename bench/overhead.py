@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tao.store.factory import open_store
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 PEERS_VENV = BENCH / ".peers-venv"
@@ -185,10 +187,8 @@ def build_tao(moves: list[Move], clock: Clock, *, recorded: bool) -> Harness:
 
     record: Any = False
     if recorded:
-        from tao.store import Store
-
         folder = tempfile.mkdtemp(prefix="tao-bench-")
-        record = Store.open(Path(folder) / "runs.db")
+        record = open_store(Path(folder) / "runs.db")
     agent = Agent(
         ScriptedModel(),
         [tool(lookup), tool(length)],

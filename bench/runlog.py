@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tao.agent import Agent
+from tao.state.result import RunResult, Step
 from tao.store import Store
+from tao.store.factory import open_store
 from tao.tools.calc import calculator_tool
-from tao.trace import RunResult, Step
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
 from tests.fakes.models import CalculatorScript
@@ -85,7 +86,7 @@ def measure(steps: int, database_url: str | None) -> dict[str, float]:
 
             store: Store = PostgresStore.connect(database_url)
         else:
-            store = Store.open(Path(folder) / "runs.db")
+            store = open_store(Path(folder) / "runs.db")
         with store:
             result, logged_s, clock = run_once(steps, store)
             read_started = time.perf_counter()

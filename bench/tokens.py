@@ -40,11 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from tao.agent import Agent
+from tao.eval.sources import find_data
 from tao.models.base import Message, ModelReply, ModelRequest
 from tao.tools.wiki import WikiEnv, load_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa"
+#: The HotpotQA files as ``tao eval`` finds them: $TAO_EVAL_DATA, the download, or the sample.
+DATA = find_data().root / "hotpotqa"
 MAX_STEPS = 7  # the paper's HotpotQA setting
 
 Counter = Callable[[str], list[int]]

@@ -43,7 +43,9 @@ NO_CLI_PACKAGES = ("ui", "server", "serve")
 MAX_DUPLICATE_PAIRS = 5
 MAX_ANY = 60
 MAX_DICT_STR_ANY = 10
-MAX_MODULE_LINES = 400
+MAX_TOP_LEVEL_MODULES = 12
+MAX_PRIVATE_IMPORTS = 3
+MAX_IMPORT_CHAIN = 9
 MAX_FUNCTION_LINES = 60
 MAX_AGENT_PARAMETERS = 10
 
@@ -408,11 +410,6 @@ def _largest(name: str, limit: int, sizes: Iterable[tuple[int, str]]) -> Check:
     return Check(name=name, value=value, limit=limit, where=where, details=over)
 
 
-def check_module_size(sources: Sequence[Source]) -> Check:
-    sizes = ((len(source.text.splitlines()), source.shown) for source in sources)
-    return _largest("largest module (lines)", MAX_MODULE_LINES, sizes)
-
-
 def _functions(
     body: Iterable[ast.stmt], prefix: str
 ) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -488,12 +485,21 @@ def _known(name: str, modules: set[str]) -> str | None:
     return name or None
 
 
-def import_graph(sources: Sequence[Source]) -> dict[str, set[str]]:
-    """Module -> the modules of the tree it imports at module level."""
+def _every_import(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement: module level, type-only and inside functions alike."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+
+
+def import_graph(sources: Sequence[Source], *, every: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules of the tree it imports: at module level, or with ``every``
+    any import at all (type-only and in-function ones too, which still tie two modules)."""
     modules = {source.module for source in sources}
     graph: dict[str, set[str]] = {source.module: set() for source in sources}
     for source in sources:
-        for node in _module_level_imports(source.tree.body):
+        nodes = _every_import(source.tree) if every else _module_level_imports(source.tree.body)
+        for node in nodes:
             targets = _targets(source, node)
             if isinstance(node, ast.ImportFrom):
                 # ``from a import b``: the module a.b when it is one, else the module a.
@@ -559,9 +565,74 @@ def _cycle_in(component: list[str], graph: dict[str, set[str]]) -> list[str]:
 
 
 def check_import_cycles(sources: Sequence[Source]) -> Check:
-    graph = import_graph(sources)
+    """No circle, not even through a type-only or in-function import (issue 29): a
+    circle that only type checkers or one late call see still ties two rooms together."""
+    graph = import_graph(sources, every=True)
     cycles = [" -> ".join(_cycle_in(c, graph)) for c in _strongly_connected(graph)]
-    return _none_allowed("import cycles at module level", cycles)
+    return _none_allowed("import cycles (every import)", cycles)
+
+
+def _longest_from(node: str, graph: dict[str, set[str]], memo: dict[str, list[str]]) -> list[str]:
+    """The longest chain of imports starting at ``node`` (the graph has no cycles)."""
+    if node not in memo:
+        memo[node] = [node]  # a cycle, if there were one, ends here instead of recursing
+        below = (_longest_from(target, graph, memo) for target in sorted(graph[node]))
+        best = max(below, key=len, default=[])
+        memo[node] = [node, *best]
+    return memo[node]
+
+
+def check_import_chain(sources: Sequence[Source]) -> Check:
+    """How many modules deep the longest chain of module-level imports goes.
+
+    Each link is a module that cannot be read without the next; a deep chain is a hallway a
+    newcomer walks for one step's data. Lazy in-function imports (a command loading its
+    backend when it runs) are not links of that hallway, so they are not counted here."""
+    graph = import_graph(sources)
+    memo: dict[str, list[str]] = {}
+    chains = [_longest_from(node, graph, memo) for node in sorted(graph)]
+    longest = max(chains, key=len, default=[])
+    return Check(
+        name="longest import chain (modules)",
+        value=len(longest),
+        limit=MAX_IMPORT_CHAIN,
+        where=" -> ".join(longest) if longest else "-",
+        details=(" -> ".join(longest),) if longest else (),
+    )
+
+
+def check_top_level(sources: Sequence[Source]) -> Check:
+    """Modules at the top of the package: only its public surface (issue 29)."""
+    top = sorted(s.shown for s in sources if "/" not in s.shown and s.shown != "__init__.py")
+    return Check(
+        name="modules at the top level",
+        value=len(top),
+        limit=MAX_TOP_LEVEL_MODULES,
+        where=", ".join(top) if top else "-",
+        details=tuple(top),
+    )
+
+
+def check_private_imports(sources: Sequence[Source]) -> Check:
+    """Private names (``_name``) imported from another module: a room reaching into another."""
+    modules = {source.module for source in sources}
+    found = []
+    for source in sources:
+        for node in _every_import(source.tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _targets(source, node)[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{base}.{alias.name}" not in modules and _known(base, modules):
+                    found.append(f"{source.shown}:{node.lineno} imports {alias.name} from {base}")
+    return Check(
+        name="private names imported across modules",
+        value=len(found),
+        limit=MAX_PRIVATE_IMPORTS,
+        where=found[0] if found else "-",
+        details=tuple(found),
+    )
 
 
 def _none_allowed(name: str, found: Sequence[str]) -> Check:
@@ -661,9 +732,11 @@ def measure(root: Path) -> list[Check]:
         check_duplicates(sources),
         any_check,
         dict_check,
-        check_module_size(sources),
         check_function_size(sources),
+        check_top_level(sources),
         check_import_cycles(sources),
+        check_import_chain(sources),
+        check_private_imports(sources),
         check_agent_init(sources),
         check_no_cli_imports(sources),
     ]

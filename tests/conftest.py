@@ -22,9 +22,6 @@ if str(REPO) not in sys.path:  # `pytest` run without `python -m`: tests.fakes m
 
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion  # noqa: E402
 
-#: The benchmark data lives beside the checkout, never inside it.
-SHARED_DATA = REPO.parent / "shared" / "data"
-
 
 @pytest.fixture(autouse=True)
 def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -32,6 +29,10 @@ def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "tao-home"
     monkeypatch.setenv("TAO_HOME", str(home))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAO_MODEL", "TAO_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    # ... nor the user's downloaded eval data: without a folder named, tests get the sample
+    monkeypatch.setenv("TAO_CACHE_DIR", str(tmp_path / "tao-cache"))
+    for name in ("TAO_EVAL_DATA", "TAO_DATA_MIRROR"):
         monkeypatch.delenv(name, raising=False)
     return home
 
@@ -77,7 +78,7 @@ def pg_database() -> Iterator[str]:
 def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test against both run logs: SQLite in $TAO_HOME, and a fresh PostgreSQL database.
 
-    ``Store.open()`` and every ``tao`` child process pick the backend up from the
+    ``open_store()`` and every ``tao`` child process pick the backend up from the
     environment (``TAO_DATABASE_URL``), exactly as a user's would.
     """
     if request.param == "postgres":

@@ -244,7 +244,7 @@ def test_bad_model_spec_is_one_clear_error_M1(bad: str) -> None:
 def test_a_fatal_error_while_recording_carries_the_run_so_far(replay: Replay) -> None:
     """FatalError.partial: a run log that fails mid-run loses nothing the caller had."""
     from tao import StoreError
-    from tao.trace import RunResult, Step
+    from tao.state.result import RunResult, Step
 
     class FailingLog:
         def on_start(self, result: RunResult) -> None:

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from tao import Agent, Status, TaoError, tool
-from tao.policy import Policy, PolicyError, Rule
-from tao.state import call_digest
+from tao.approval.policy import Policy, PolicyError, Rule
+from tao.state.config import call_digest
 from tao.tools.registry import resolve_tools
 
 Replay = Callable[[list[str]], Path]
@@ -61,6 +61,7 @@ def test_without_a_person_the_run_pauses_and_resumes_on_approval_S3(replay: Repl
             "effects": ["deletes"],
             "preview": None,
             "interrupted": False,
+            "thought": "clean up.",  # why the model wants it, read before deciding
         }
     ]
     done = agent.resume(paused, approve=True)

@@ -17,7 +17,7 @@ import pytest
 
 from tao import Agent, Status, tool
 from tao.errors import ResumeError, StoreError
-from tao.store import Store
+from tao.store.factory import open_store
 
 Replay = Callable[[list[Any]], Path]
 
@@ -73,7 +73,7 @@ def test_arun_and_a_run_id_from_the_run_log_work_the_same(replay: Replay) -> Non
     later = Agent(f"replay:{script}", ["calc"])  # a new process, say: the same script goes on
     second = asyncio.run(later.arun("And plus 4?", history=first.run_id))
     assert (second.answer, second.parent_id) == ("395", first.run_id)
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_run(second.run_id).parent_id == first.run_id
         assert store.get_summary(first.run_id).parent_id is None
 

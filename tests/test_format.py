@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from tao.format import plural, run_costs
-from tao.trace import RunResult, Status, Step, StepKind, Usage
+from tao.state.budget import Usage
+from tao.state.result import RunResult, Status, Step, StepKind
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 import pytest
 
-from tao.frozen import frozen
+from tao.state.frozen import frozen
 
 
 def _pair(kw_only: bool) -> tuple[type, type]:

@@ -84,3 +84,16 @@ def test_the_core_runs_an_agent_and_names_the_extra_it_lacks(tmp_path: Path) -> 
     )  # fmt: skip
     assert wiki.returncode == 1
     assert "pip install 'tao[wiki]'" in wiki.stderr and "Traceback" not in wiki.stderr
+
+
+def test_license_is_an_spdx_string_with_its_file_so_setuptools_has_nothing_to_warn() -> None:
+    """Issue 30: the table form ``license = { text = "MIT" }`` made setuptools print its
+    deprecation banner three times during setup. PEP 639's string and ``license-files``
+    need setuptools 77, so the build requirement says so."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    assert project["license"] == "MIT"
+    assert all((REPO / name).is_file() for name in project["license-files"])
+    assert "MIT License" in (REPO / "LICENSE").read_text()
+    setuptools = [r for r in pyproject["build-system"]["requires"] if r.startswith("setuptools")]
+    assert setuptools == ["setuptools>=77"]

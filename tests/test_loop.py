@@ -1,6 +1,6 @@
 """The loop as a pure generator: typed requests out, answers in, no I/O and no clock (issue 11).
 
-These tests drive :func:`tao.loop.react` by hand, the way h11's tests drive a
+These tests drive :func:`tao.run.loop.react` by hand, the way h11's tests drive a
 connection: every request the loop makes is visible, and time is whatever the
 test says it is.
 """
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tao.act import Outcome
-from tao.exchange import (
+from tao.models.base import ModelReply
+from tao.protocol.labels import get_labels
+from tao.run.exchange import (
     ApprovalAnswer,
     AskApproval,
     AskModel,
@@ -22,12 +23,11 @@ from tao.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
-from tao.loop import Loop, react
-from tao.models.base import ModelReply
-from tao.protocol.labels import get_labels
-from tao.state import RunConfig
+from tao.run.loop import Loop, react
+from tao.state.calls import Outcome
+from tao.state.config import RunConfig
+from tao.state.result import Status, StepKind
 from tao.tools.base import Tool, make_tool, tool
-from tao.trace import Status, StepKind
 
 
 def add(a: int, b: int) -> str:

@@ -15,13 +15,13 @@ from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
 
 from tao.agent import Agent
-from tao.budget import Budget
 from tao.errors import ConfigError
 from tao.format import format_cost
 from tao.models.openai import OpenAIModel
-from tao.pricing import PriceKey, Tokens, cost_known, cost_usd, known
-from tao.state import RunConfig
-from tao.trace import Step, StepKind, Usage
+from tao.models.pricing import PriceKey, Tokens, cost_known, cost_usd, known
+from tao.state.budget import Budget, Usage
+from tao.state.config import RunConfig
+from tao.state.result import Step, StepKind
 
 
 def _table(model: str, provider: str, **usage: int) -> float:

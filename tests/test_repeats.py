@@ -28,10 +28,21 @@ def save(key: str) -> str:
     return f"saved {key}"
 
 
+@tool(effects="writes")
+def put(path: str, content: str) -> str:
+    """Write content to a path (refuses a path with a space)."""
+    if " " in path:
+        from tao.errors import ToolError
+
+        raise ToolError("no spaces in paths")
+    ran.append(f"put {path}")
+    return f"wrote {path}"
+
+
 def run(script: Path, **settings: object) -> Any:
     ran.clear()
     approve_all = Agent(
-        f"replay:{script}", [lookup, save], record=False, approve=lambda t, a: True, **settings
+        f"replay:{script}", [lookup, save, put], record=False, approve=lambda t, a: True, **settings
     )
     return approve_all.run("x")
 
@@ -171,7 +182,7 @@ def test_a_volatile_tool_that_keeps_saying_the_same_is_still_bounded_L12(replay:
 
 
 def test_a_resumed_run_counts_volatile_repeats_as_the_live_run_did(replay: Replay) -> None:
-    from tao.repeats import Repeats, call_key
+    from tao.run.repeats import Repeats, call_key
 
     polls.clear()
     script = replay(["Action: job_status[j]"] * 3 + ["Action: finish[done]"])
@@ -200,3 +211,66 @@ def test_a_volatile_call_failing_the_same_way_again_is_a_repeat_and_bounded_L12(
     assert [s.repeat_of for s in result.steps] == [None, 1, 1]
     assert "no such cursor" in (result.steps[1].observation or "")
     assert "already called" in (result.steps[1].observation or "")
+
+
+def test_a_side_effecting_call_whose_arguments_do_not_fit_is_a_repeat_when_sent_again_L12(
+    replay: Replay,
+) -> None:
+    """Issue 30: the embedded model sent ``write_file`` the same broken arguments four times;
+    a call that cannot even start changed nothing, so an identical retry is a repeat, its
+    observation says so, and ``--max-repeats`` ends the run."""
+    script = replay(["Action: put[count.txt]"] * 10)
+    ran.clear()
+    agent = Agent(
+        f"replay:{script}",
+        [put],
+        record=False,
+        approve=lambda t, a: True,
+        max_repeats=2,
+        max_steps=20,
+    )
+    result = agent.run("x")
+    assert ran == []
+    assert result.status is Status.MAX_STEPS
+    assert result.stop_reason is not None and "repeat limit of 2" in result.stop_reason
+    assert [s.repeat_of for s in result.steps] == [None, 1, 1, 1]
+    assert "same call as step 1" in (result.steps[1].observation or "")
+    assert "same call as step" not in (result.steps[0].observation or "")
+
+
+def test_an_unknown_tool_written_again_is_a_repeat_L12(replay: Replay) -> None:
+    script = replay(["Action: nosuch[a]", "Action: Nosuch[a]", "Action: nosuch[a]"] + ["x"] * 3)
+    result = run(script, max_repeats=5)
+    assert [s.repeat_of for s in result.steps[:3]] == [None, None, 1]
+
+
+def test_a_side_effecting_call_that_failed_is_a_repeat_and_forgets_nothing_L12(
+    replay: Replay,
+) -> None:
+    """A write that failed changed nothing: the same write again is a repeat, and a read
+    before it is still answered from its first result; a write that worked starts afresh."""
+    script = replay(
+        [
+            "Action: lookup[a]",
+            'Action: put(path="a b", content="1")',
+            'Action: put(path="a b", content="1")',
+            "Action: lookup[a]",
+            'Action: put(path="ab", content="1")',
+            'Action: put(path="ab", content="1")',
+            "Action: lookup[a]",
+            "Action: finish[x]",
+        ]
+    )
+    result = run(script, max_repeats=5)
+    assert [s.repeat_of for s in result.steps] == [None, None, 2, 1, None, 5, None, None]
+    assert ran == ["a", "put ab", "put ab", "a"]
+
+
+def test_a_resumed_run_counts_repeats_of_calls_that_could_not_start(replay: Replay) -> None:
+    from tao.run.repeats import Repeats, unready_key
+
+    script = replay(["Action: put[oops]", "Action: put[oops]", "Action: finish[x]"])
+    result = run(script)
+    assert [s.repeat_of for s in result.steps] == [None, 1, None]
+    rebuilt = Repeats.replay(2, result.steps, {"put": put, "lookup": lookup})
+    assert rebuilt.count == 1 and unready_key("put", "oops") in rebuilt.seen

@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tao.errors import StateError
-from tao.jsontypes import canonical_json
 from tao.models.base import ModelReply, ToolCall
-from tao.state import (
+from tao.state.config import (
     Checkpoint,
     Completed,
     EvalTag,
@@ -19,6 +18,7 @@ from tao.state import (
     RunConfig,
     call_digest,
 )
+from tao.state.jsontypes import canonical_json
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:

@@ -26,6 +26,7 @@ from tao.errors import (
     ModelUnavailableError,
     ParseError,
     ResumeError,
+    RunBusyError,
     StateError,
     StoreError,
     TaoError,
@@ -43,8 +44,9 @@ from tao.events import (
     ObservationEvent,
     TextDelta,
 )
-from tao.state import Checkpoint, PendingCall, RunConfig
-from tao.trace import RunResult, Status, Step, StepKind, Usage
+from tao.state.budget import Usage
+from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -71,6 +73,7 @@ __all__ = [
     "ParseError",
     "PendingCall",
     "ResumeError",
+    "RunBusyError",
     "RunConfig",
     "RunResult",
     "StateError",

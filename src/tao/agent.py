@@ -1,4 +1,5 @@
-"""The agent: a model, tools and one :class:`~tao.state.RunConfig`, driving the loop of ``loop.py``.
+"""The agent: a model, tools and one :class:`~tao.state.config.RunConfig`, driving the
+loop of :mod:`tao.run.loop`.
 
     agent = Agent("openai:gpt-4o-mini", ["calc"], max_steps=8)
     result = agent.run("What is 17 * 23 + 4?")          # or: await agent.arun(...)
@@ -7,7 +8,7 @@
     for event in agent.stream("What is 17 * 23 + 4?"):  # or: async for ... in agent.astream(...)
         print(event)
 
-The loop (:func:`tao.loop.react`) is one pure generator; the two drivers here
+The loop (:func:`tao.run.loop.react`) is one pure generator; the two drivers here
 only answer what it asks, ``run`` with threads and ``arun`` with asyncio. What
 they share (recording, checkpoints, approvals) is written once in
 :class:`Driver`; only the three calls that can block differ.
@@ -22,12 +23,18 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tao.act import Approver, Executor, Outcome, Person, Ready, aexecute, call_tool
-from tao.driver import Driver, ignore
+from tao.approval.policy import Policy
+from tao.errors import describe_error
 from tao.events import Event, FinalEvent
-from tao.exchange import (
+from tao.models import Model
+from tao.models.base import ModelReply
+from tao.protocol.labels import Labels
+from tao.run.act import Approver, Executor, Person, aexecute, call_tool
+from tao.run.driver import Driver, RunParts, ignore
+from tao.run.exchange import (
     Answer,
     AskApproval,
     AskModel,
@@ -36,15 +43,12 @@ from tao.exchange import (
     ModelFailure,
     RunTools,
 )
-from tao.models import Model
-from tao.models.base import ModelReply
-from tao.policy import Policy
-from tao.protocol.labels import Labels
-from tao.runs import Start, begin, build_setup, describe_error, follow, reopen
-from tao.state import Checkpoint, Decision, RunConfig
+from tao.run.setup import Start, begin, build_setup, follow, reopen
+from tao.state.calls import Outcome, Ready
+from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.result import RunObserver, RunResult, Status
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult, Status
 
 if TYPE_CHECKING:
     from tao.store import Store
@@ -73,10 +77,12 @@ class Agent:
         executor: Executor | None = None,
         record: bool | Store = True,
         policy: Policy | None = None,
+        trust_project_policy: bool | None = None,
         api_key: str | None = None,
         **settings: object,
     ) -> None:
-        built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key)
+        policy = policy if policy is not None else Policy.default()
+        built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key, policy=policy)
         #: Every setting of this agent's runs; recorded with each run, rebuilt by ``tao resume``.
         self.config: RunConfig = built.config
         self.model: Model = built.model
@@ -86,7 +92,12 @@ class Agent:
         self.output_type = built.output_type
         self.executor: Executor = executor or call_tool
         self.approve = approve
-        self.policy = policy if policy is not None else Policy.default()
+        # A policy file inside the project is refused unless a person vouches for it
+        # (``trust_project_policy``, default ``$TAO_TRUST_PROJECT_POLICY``).
+        projects = {Path(t.root) for t in self.tools.values() if t.root is not None}
+        if self.config.project:
+            projects.add(Path(self.config.project))
+        self.policy = policy.outside(projects, trust=trust_project_policy)
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed
@@ -115,13 +126,14 @@ class Agent:
             first = agent.run("What is 17 * 23?")
             second = agent.run("And plus 4?", history=first)   # second.parent_id == first.run_id
         """
-        return _SyncDriver(self, observers, ignore).drive(self._begin(task, history))
+        return _SyncDriver(self._parts(), observers, ignore).drive(self._begin(task, history))
 
     async def arun(
         self, task: str, *, observers: Observers = (), history: History = None
     ) -> RunResult:
         """``run`` without blocking the event loop: ``result = await agent.arun(task)``."""
-        return await _AsyncDriver(self, observers, ignore).drive(self._begin(task, history))
+        driver = _AsyncDriver(self._parts(), observers, ignore)
+        return await driver.drive(self._begin(task, history))
 
     def resume(
         self,
@@ -139,7 +151,7 @@ class Agent:
         without it, decisions recorded by ``tao runs approve/deny`` apply, and a
         call still undecided asks :attr:`approve` or pauses again.
         """
-        return _SyncDriver(self, observers, ignore).drive(self._reopen(run, approve))
+        return _SyncDriver(self._parts(), observers, ignore).drive(self._reopen(run, approve))
 
     def stream(
         self, task: str, *, observers: Observers = (), history: History = None
@@ -163,7 +175,7 @@ class Agent:
         def emit(event: Event) -> None:
             loop.call_soon_threadsafe(events.put_nowait, event)
 
-        driver = _AsyncDriver(self, observers, emit)
+        driver = _AsyncDriver(self._parts(), observers, emit)
         runner = asyncio.ensure_future(driver.drive(self._begin(task, history)))
         while True:
             getter = asyncio.ensure_future(events.get())
@@ -179,11 +191,11 @@ class Agent:
 
     def start(self, task: str, *, observers: Observers = (), history: History = None) -> RunHandle:
         """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
-        return RunHandle(_SyncDriver(self, observers, ignore), self._begin(task, history))
+        return RunHandle(_SyncDriver(self._parts(), observers, ignore), self._begin(task, history))
 
     def _stream(self, start: Start, observers: Sequence[RunObserver]) -> Iterator[Event]:
         events: queue.Queue[Event | BaseException] = queue.Queue()
-        driver = _SyncDriver(self, observers, events.put)
+        driver = _SyncDriver(self._parts(), observers, events.put)
 
         def work() -> None:
             try:
@@ -228,14 +240,28 @@ class Agent:
         if callable(advance):
             advance(calls)
 
+    def _parts(self) -> RunParts:
+        """What one run needs of this agent; the driver is handed these, never the agent."""
+        return RunParts(
+            setup=self.setup,
+            model=self.model,
+            store=self.run_log(),
+            telemetry=self.telemetry,
+            policy=self.policy,
+            approve=self.approve,
+            executor=self.executor,
+            output_type=self.output_type,
+            memory=self._memory,
+        )
+
     def run_log(self) -> Store | None:
         """The store this agent records into, opened on first use; ``None`` with record=False."""
         if self.record is False:
             return None
         if self._store is None:
-            from tao.store import Store
+            from tao.store.factory import open_store
 
-            self._store = Store.open()
+            self._store = open_store()
         return self._store
 
 
@@ -289,9 +315,11 @@ class _SyncDriver(Driver):
         except KeyboardInterrupt:  # Ctrl-C: recorded as interrupted, children ended (R2)
             self.stop(Status.INTERRUPTED)
             raise
+        finally:
+            self.let_go()
 
     def _drive(self, start: Start) -> RunResult:
-        result, loop = self.open(start), start.loop(self.agent.setup)
+        result, loop = self.open(start), start.loop(self.parts.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):
             if isinstance(request, AskModel):
@@ -333,9 +361,11 @@ class _AsyncDriver(Driver):
         except KeyboardInterrupt:
             self.stop(Status.INTERRUPTED)
             raise
+        finally:
+            self.let_go()
 
     async def _drive(self, start: Start) -> RunResult:
-        result, loop = self.open(start), start.loop(self.agent.setup)
+        result, loop = self.open(start), start.loop(self.parts.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):
             if isinstance(request, AskModel):
@@ -364,7 +394,7 @@ class _AsyncDriver(Driver):
     async def act(self, request: RunTools) -> list[Outcome]:
         self.announce(request)
         limit = asyncio.Semaphore(self.parallel(request))
-        native = self.agent.executor is call_tool  # an async def tool is awaited here
+        native = self.parts.executor is call_tool  # an async def tool is awaited here
 
         async def one(ready: Ready, shown: str | None, job: Callable[[], Outcome]) -> Outcome:
             async with limit:

@@ -19,10 +19,25 @@ Each module may define a narrower class, always under one of these families.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from tao.trace import RunResult
+
+class PartialRun(Protocol):
+    """What :attr:`FatalError.partial` offers: a :class:`tao.RunResult`, named by its shape.
+
+    Errors sit below every other module (anything may raise them), so this module
+    imports nothing from tao; the run so far is described here by what callers read.
+    """
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def answer(self) -> str | None: ...
+    @property
+    def steps(self) -> Sequence[object]: ...
 
 
 class TaoError(Exception):
@@ -69,7 +84,7 @@ class Cancelled(ControlSignal):
 class FatalError(TaoError):
     """The run, or the command driving it, cannot go on; ``partial`` is the run so far."""
 
-    def __init__(self, message: str, *, partial: RunResult | None = None) -> None:
+    def __init__(self, message: str, *, partial: PartialRun | None = None) -> None:
         super().__init__(message)
         self.partial = partial
 
@@ -116,3 +131,17 @@ class MissingPackageError(FatalError):
 
 class ResumeError(FatalError):
     """A run that cannot be continued: it ended, or it is not where it was said to be."""
+
+
+class RunBusyError(ResumeError):
+    """Another process holds the run's lease (SPEC R5): it is acting for the run now, so
+    this one changes nothing. ``holder`` names it (``host:pid:random`` for a tao process)."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+def describe_error(error: Exception) -> str:
+    """One line for a failure: tao's own errors speak for themselves."""
+    return str(error) if isinstance(error, TaoError) else f"{type(error).__name__}: {error}"

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tao.jsontypes import JSONObject
-from tao.state import PendingCall
-from tao.trace import RunResult, Step
+from tao.state.config import PendingCall
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunResult, Step
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,13 @@ in :class:`rich.text.Text` (:mod:`tao.cli.render`) and the web page escapes them
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tao.protocol.labels import LABELS, Labels
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.status import Status, StepKind
+
+if TYPE_CHECKING:  # rendered, never built here
+    from tao.state.result import RunResult, Step
 
 __all__ = [
     "ERROR_KINDS",
@@ -113,7 +117,15 @@ def format_call(tool: str, argument: str | None, arguments: object) -> str:
 
 
 def format_action(step: Step) -> str:
-    """The step's action as the protocol writes it: ``tool[argument]`` or ``tool(key=value)``."""
+    """The step's action as it was understood: ``tool(key=value, ...)`` once its arguments
+    were bound, so a mis-bound argument shows (issue 30); the text as written,
+    ``tool[argument]``, only when it could not be bound."""
+    if step.arguments is not None:
+        return (
+            format_call(step.tool or "?", None, step.arguments)
+            if step.arguments
+            else (f"{step.tool or '?'}()")
+        )
     return format_call(step.tool or "?", step.argument, step.arguments)
 
 
@@ -144,15 +156,20 @@ def format_cost(cost: float | None) -> str:
 
 def run_costs(result: RunResult, status: str, duration_s: float | None) -> str:
     """``3 steps · 3 model calls · 900 in / 80 out tokens · cost $0.0012 · 4.20 s``: what the
-    whole run cost (``cost unknown`` when a model has no price, :mod:`tao.pricing`).
+    whole run cost (``cost unknown`` when a model has no price, :mod:`tao.models.pricing`).
 
-    An unfinished run (``status`` in :data:`UNFINISHED_STATUSES`) shows no duration.
+    An unfinished run (``status`` in :data:`UNFINISHED_STATUSES`) shows no duration. A
+    paused run counts the reply whose calls wait for a person: it was a model call, though
+    its step (and its tokens) are recorded only once the calls are decided and run; the
+    footer said "0 model calls" under a call the model had asked for.
     """
     usage = result.usage
-    cost = (
-        f"{plural(len(result.steps), 'step')} · {plural(usage.model_calls, 'model call')} · "
-        f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
-    )
+    waiting = len(result.pending or ())
+    calls = usage.model_calls + (1 if waiting else 0)
+    cost = f"{plural(len(result.steps), 'step')} · {plural(calls, 'model call')} · "
+    if waiting:
+        cost += f"{plural(waiting, 'call')} awaiting approval · "
+    cost += f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
     if usage.evaluated_tokens is not None:
         cost += f" ({usage.evaluated_tokens:,} evaluated)"
     cost += f" · cost {format_cost(usage.cost_usd)}"
@@ -169,7 +186,8 @@ def _escapes() -> dict[int, str]:
     return {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in codes if c not in (9, 10)}
 
 
-_TERMINAL_ESCAPES = _escapes()
+#: Each character a terminal could act on, and the visible escape it is shown as.
+TERMINAL_ESCAPES = _escapes()
 
 
 def terminal_safe(text: str) -> str:
@@ -178,4 +196,4 @@ def terminal_safe(text: str) -> str:
     Model output, tool output and run-log text are untrusted: an ``ESC ]0;title BEL``
     or ``ESC [2J`` inside them would retitle or clear the user's terminal.
     """
-    return text.translate(_TERMINAL_ESCAPES)
+    return text.translate(TERMINAL_ESCAPES)

@@ -34,6 +34,10 @@ _TAO = re.compile(r"(?<![\w.-])tao\s+")
 #: Bare flags the docs show that belong to another program, with the program.
 OTHER_PROGRAMS = {
     "--junitxml": "pytest, which the tests tool runs",
+    "--basetemp": "pytest, whose project options run_tests refuses",
+    "--pdbcls": "pytest, whose project options run_tests refuses",
+    "--die-with-parent": "bubblewrap, which the sandbox runs",
+    "--share-net": "bubblewrap, which the sandbox runs",
     "--require-hashes": "pip, which installs the embedded model's runtime",
 }
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")

@@ -220,3 +220,39 @@ def test_help_lists_every_tool_set(tao_cli: Any) -> None:
 
     assert TOOL_SET_NAMES.split(", ") == list(TOOL_SETS)
     assert TOOL_SET_NAMES in " ".join(tao_cli("run", "--help").stdout.split())
+
+
+def test_a_forced_answer_is_no_plain_success_it_exits_5_and_says_so(
+    replay: Any, tao_cli: Any
+) -> None:
+    """Issue 30: the last step of the budget could only answer; the run is ``finished`` but
+    marked ``forced`` in --json, the footer says so, and the exit code is 5, never 0."""
+    script = replay(["Action: calculator[1+1]", "Action: finish[4]"])
+    args = ("run", "x", "--model", f"replay:{script}", "-t", "calc", "--max-steps", "2")
+    out = tao_cli(*args, "--json")
+    assert out.returncode == 5, out.stderr
+    data = json.loads(out.stdout)
+    assert (data["status"], data["forced"], data["answer"]) == ("finished", True, "4")
+    shown = tao_cli(*args)
+    assert shown.returncode == 5
+    assert "answer forced: step budget spent" in shown.stdout + shown.stderr
+
+
+def test_an_answer_that_was_not_forced_exits_0(replay: Any, tao_cli: Any) -> None:
+    script = replay(["Action: calculator[1+1]", "Action: finish[2]"])
+    out = tao_cli("run", "x", "--model", f"replay:{script}", "-t", "calc", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["forced"] is False
+
+
+def test_the_trace_shows_the_call_as_bound_not_the_bracket_text(
+    tmp_path: Path, replay: Any, tao_cli: Any
+) -> None:
+    """Issue 30: ``read_file[path="notes.txt"]`` binds by name, and the trace shows
+    ``read_file(path='notes.txt')``, so a mis-bound argument would be visible."""
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    script = replay(['Action: read_file[path="notes.txt"]', "Action: finish[hello]"])
+    model = f"replay:{script}"
+    out = tao_cli("run", "x", "--model", model, "-t", "files", "--project", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "read_file(path='notes.txt')" in out.stdout
+    assert "hello" in out.stdout and "No such file" not in out.stdout

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from tao.state import RunConfig
-from tao.store import SCHEMA_VERSION, RunRecorder, Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
+from tao.store import SCHEMA_VERSION, RunRecorder
+from tao.store.factory import open_store
 
 MARKUP = "[bold red]not markup[/bold red] [/] [link=x]"
 
@@ -66,7 +67,7 @@ def _steps() -> list[Step]:
 def _record(run_id: str, started_at: float, *, task: str, finish: bool = True) -> RunResult:
     """Populate the run log exactly as the loop does, through the recorder."""
     result = RunResult(run_id=run_id, task=task, model="replay:calc.json", started_at=started_at)
-    with Store.open() as store:  # $TAO_HOME from the autouse fixture
+    with open_store() as store:  # $TAO_HOME from the autouse fixture
         recorder = RunRecorder(store, RunConfig(model="replay:calc.json", tools=("calc",)))
         recorder.on_start(result)
         for step in _steps():
@@ -225,7 +226,7 @@ def test_unknown_and_ambiguous_ids_are_one_line_errors_M3(
 
 def test_corrupt_log_is_a_one_line_error_and_kept_M3(tao_cli: Any, tao_home: Path) -> None:
     """M3: a corrupt run log is reported with what to do, and left as it was."""
-    tao_home.mkdir(parents=True)
+    tao_home.mkdir(mode=0o700, parents=True)  # as tao makes it: no notice
     db = tao_home / "tao.db"
     db.write_bytes(b"garbage, not a database " * 100)
     out = tao_cli("runs", "list")
@@ -235,7 +236,7 @@ def test_corrupt_log_is_a_one_line_error_and_kept_M3(tao_cli: Any, tao_home: Pat
 
 def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> None:
     """M3: a log from a newer tao says to upgrade tao."""
-    tao_home.mkdir(parents=True)
+    tao_home.mkdir(mode=0o700, parents=True)
     conn = sqlite3.connect(tao_home / "tao.db")
     conn.execute("PRAGMA user_version = 9")
     conn.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 from tao.eval.data import load_questions
 from tao.eval.runner import Execution, run_all
 from tao.models import load_model
-from tao.store import Store
+from tao.store.factory import open_store
 
 from ..conftest import CliResult
 from .conftest import Ask, EvalData, OracleServer, scripted
@@ -46,7 +46,7 @@ def test_results_do_not_depend_on_concurrency(
         runs = run_all(
             config,
             questions,
-            store=Store.open(),
+            store=open_store(),
             execution=Execution(concurrency=concurrency, results_dir=tmp_path / f"c{concurrency}"),
             model=load_model("openai:oracle", base_url=server.base_url),
         )
@@ -118,5 +118,5 @@ def test_cli_fever_reports_accuracy(
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["accuracy"] == 1.0 and "em" not in summary and summary["n"] == 2
     assert summary["paper"] == 0.609 and summary["parse_failures"] == 0
-    runs = Store.open().list_runs()
+    runs = open_store().list_runs()
     assert len(runs) == 2 and {r.status for r in runs} == {"finished"}

@@ -10,8 +10,9 @@ import pytest
 
 from tao.eval.data import EvalDataError, load_questions
 from tao.eval.prompts import PromptsError, find_prompts_dir, load_prompts
+from tao.eval.sources import sample_dir
 
-from ..conftest import SHARED_DATA, CliResult
+from ..conftest import CliResult
 from .conftest import EvalData
 
 
@@ -98,18 +99,21 @@ def test_missing_prompt_key_is_named(eval_data: EvalData) -> None:
         find_prompts_dir(Path("/nonexistent/x/questions.jsonl"))
 
 
-@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared benchmark data not present")
-def test_the_papers_prompts_and_data_load() -> None:
-    hotpot = load_prompts(SHARED_DATA / "react_prompts", "hotpotqa")
+def test_the_papers_prompts_and_the_shipped_sample_load() -> None:
+    """Issue 30: the package carries the paper's prompts and a 20-question sample (P1, P2)."""
+    sample = sample_dir()
+    hotpot = load_prompts(sample / "react_prompts", "hotpotqa")
     react = hotpot.system("react")
     assert react.startswith("Solve a question answering task with interleaving Thought")
     assert "Action 1: Search[Colorado orogeny]" in react
     assert "Thought" not in hotpot.system("act").split("Here are some examples.")[0]
-    fever = load_prompts(SHARED_DATA / "react_prompts", "fever")
+    fever = load_prompts(sample / "react_prompts", "fever")
     assert "Determine if there is Observation that SUPPORTS or REFUTES" in fever.system("cot")
-    assert len(load_questions("hotpotqa", SHARED_DATA / "hotpotqa" / "questions_dev.jsonl")) == 388
-    claims = load_questions("fever", SHARED_DATA / "fever" / "claims_on_local_wiki.json")
-    assert len(claims) == 77
+    questions = load_questions("hotpotqa", sample / "hotpotqa" / "questions_dev.jsonl")
+    assert len(questions) == 20
+    assert questions[0].question == "Were Scott Derrickson and Ed Wood of the same nationality?"
+    claims = load_questions("fever", sample / "fever" / "claims_on_local_wiki.json")
+    assert len(claims) == 20 and {c.gold for c in claims} == {"SUPPORTS", "REFUTES"}
 
 
 def test_cli_errors_name_file_line_and_strategy(

@@ -16,13 +16,14 @@ from tao.errors import ConfigError
 from tao.eval.config import EvalConfig
 from tao.eval.prompts import PAPER, STYLES, load_prompts
 from tao.eval.results import settings_digest
-from tao.store import Store
+from tao.eval.sources import sample_dir
+from tao.store.factory import open_store
 
 from ..conftest import CliResult
 from .conftest import EvalData
 from .test_strategies import Replay, run
 
-SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "react_prompts"
+PAPER_PROMPTS = sample_dir() / "react_prompts"
 
 THREE_EXAMPLES = (
     "\nQuestion: Q1?\nThought 1: t\nAction 1: Finish[A1]\n"
@@ -83,9 +84,9 @@ def test_the_reminder_closes_acting_prompts_only(three: EvalData) -> None:
     assert prompts.system("react", STYLES["shots3"]) == prompts.system("react")  # only 3 here
 
 
-@pytest.mark.skipif(not SHARED_PROMPTS.is_dir(), reason="shared benchmark data not present")
 def test_the_papers_own_prompts_cut_at_example_boundaries() -> None:
-    prompts = load_prompts(SHARED_PROMPTS, "hotpotqa")
+    """The paper's prompts, as shipped in the package (issue 30), cut between examples."""
+    prompts = load_prompts(PAPER_PROMPTS, "hotpotqa")
     paper = prompts.system("react")
     assert paper.count("\nQuestion: ") == 6
     for style in STYLES.values():
@@ -94,7 +95,7 @@ def test_the_papers_own_prompts_cut_at_example_boundaries() -> None:
         assert text.count("\nQuestion: ") == shots, style.name
         examples = text.split("\nQuestion: ")[1:]
         assert all("Finish[" in example for example in examples), style.name  # none cut short
-    fever = load_prompts(SHARED_PROMPTS, "fever")
+    fever = load_prompts(PAPER_PROMPTS, "fever")
     assert fever.system("react", STYLES["shots1-reminder"]).count("Claim: ") == 1
 
 
@@ -114,7 +115,7 @@ def test_the_model_is_sent_the_chosen_style(three: EvalData, replay: Replay) -> 
     (record,) = run(
         three, replay, "react", ["Thought 1: t\nAction 1: Finish[yes]"], prompt="shots1-reminder"
     )
-    system = Store.open().get_run(record.run_ids[0]).steps[0].model_input[0]["content"]
+    system = open_store().get_run(record.run_ids[0]).steps[0].model_input[0]["content"]
     assert "Finish[A1]" in system and "Q2?" not in system
     assert system.endswith("never repeat an action.")
 

@@ -9,7 +9,7 @@ import pytest
 
 from tao.eval.data import load_questions
 from tao.eval.runner import Execution, run_strategy
-from tao.store import Store
+from tao.store.factory import open_store
 
 from .conftest import EvalData, OracleServer, scripted
 
@@ -22,7 +22,7 @@ def test_ray_executor_matches_local(
     server = oracle(scripted)
     questions = load_questions("hotpotqa", eval_data.questions)
     config = eval_data.config("react-cot-sc", "openai:oracle", base_url=server.base_url, samples=3)
-    store = Store.open()
+    store = open_store()
     local = run_strategy(
         config, questions, store=store, execution=Execution(results_dir=tmp_path / "local")
     )

@@ -15,8 +15,8 @@ from tao.eval.record import QuestionRecord
 from tao.eval.runner import run_strategy
 from tao.models.base import ModelReply, ModelRequest
 from tao.models.replay import ReplayModel
-from tao.state import EvalTag
-from tao.store import Store
+from tao.state.config import EvalTag
+from tao.store.factory import open_store
 
 from .conftest import EvalData
 
@@ -43,7 +43,7 @@ def run(
     result = run_strategy(
         eval_data.config(strategy, f"replay:{path}", benchmark=benchmark, **settings),
         questions,
-        store=Store.open(),
+        store=open_store(),
         model=model,
     )
     assert model.calls == len(replies), "every scripted reply is used, no more"
@@ -58,7 +58,7 @@ def test_standard_answers_directly_and_is_recorded(eval_data: EvalData, replay: 
     assert [r.em for r in records] == [1.0, 0.0]
     assert records[1].f1 == pytest.approx(0.8)
     assert [r.steps for r in records] == [1, 1]
-    stored = Store.open().get_run(records[1].run_ids[0])
+    stored = open_store().get_run(records[1].run_ids[0])
     assert stored.task == "Who was Milhouse named after?"
     first_turns = stored.steps[0].model_input
     assert first_turns[0]["content"].startswith("[STANDARD]")
@@ -95,7 +95,7 @@ def test_cot_sc_majority_vote(eval_data: EvalData, replay: Replay) -> None:
     (record,) = run(eval_data, replay, "cot-sc", answers, samples=5)
     assert record.answer == "yes" and record.votes == 3 and record.samples == 5
     assert record.model_calls == 5 and len(record.run_ids) == 5
-    roles = [json.loads(json.dumps(Store.open().get_run(i).task)) for i in record.run_ids]
+    roles = [json.loads(json.dumps(open_store().get_run(i).task)) for i in record.run_ids]
     assert len(roles) == 5
 
 
@@ -107,7 +107,7 @@ def test_act_uses_the_wiki_tools_without_thoughts(eval_data: EvalData, replay: R
     ]
     (record,) = run(eval_data, replay, "act", replies, start=1)
     assert record.answer == "Richard Nixon" and record.em == 1.0 and record.steps == 3
-    steps = Store.open().get_run(record.run_ids[0]).steps
+    steps = open_store().get_run(record.run_ids[0]).steps
     assert (
         steps[0].observation == "Milhouse is a character. Milhouse was named after Richard Nixon."
     )
@@ -127,7 +127,7 @@ def test_react_counts_parse_failures_and_cuts_invented_observations(
     ]
     (record,) = run(eval_data, replay, "react", replies)
     assert record.answer == "yes" and record.parse_failures == 1 and record.steps == 3
-    step = Store.open().get_run(record.run_ids[0]).steps[1]
+    step = open_store().get_run(record.run_ids[0]).steps[1]
     assert step.observation is not None and "American filmmaker" in step.observation
 
 
@@ -151,7 +151,7 @@ def test_an_answer_forced_by_the_step_budget_is_marked_and_scored_apart(
         ("1924", 1.0, True),
         ("Los Angeles", 1.0, False),
     ]
-    stored = Store.open().get_run(records[0].run_ids[0])
+    stored = open_store().get_run(records[0].run_ids[0])
     assert stored.stop_reason == "answer forced by the step limit of 2"
     summary = summarize(records, "hotpotqa", "react", "m")
     assert (summary["em"], summary["forced"], summary["unforced"]) == (1.0, 1, 0.5)
@@ -227,7 +227,7 @@ def test_derived_react_cot_sc_backs_off_from_a_forced_answer_too(
         path = replay(replies)
         config = eval_data.config(strategy, f"replay:{path}", max_steps=2, samples=3)
         runs[strategy] = run_strategy(
-            config, questions, store=Store.open(), model=ReplayModel(path)
+            config, questions, store=open_store(), model=ReplayModel(path)
         )
     combined = derive_combination(
         eval_data.config("react-cot-sc", "replay:x", max_steps=2, samples=3),
@@ -349,7 +349,7 @@ def test_cot_sc_sample_without_an_answer_is_asked_again_under_the_grammar(
     config = eval_data.config("cot-sc", "local", samples=1, max_reply_tokens=96)
     config = dataclasses.replace(config, sc_temperature=0.0)  # greedy: the same every time
     model = _CutBeforeAnswer(LocalModel())
-    (record,) = run_strategy(config, questions, store=Store.open(), model=model).records
+    (record,) = run_strategy(config, questions, store=open_store(), model=model).records
     assert record.parse_failures == 1  # the free sample had no answer line
     assert len(record.run_ids) == 2  # ... so it was asked once more, constrained
     assert record.answer is not None and record.votes == 1
@@ -370,7 +370,7 @@ def test_a_cot_reply_without_an_answer_is_asked_again_under_the_grammar(
     questions = load_questions("hotpotqa", eval_data.questions)[:1]
     config = eval_data.config("cot", "local", max_reply_tokens=96)
     model = _CutBeforeAnswer(LocalModel())
-    (record,) = run_strategy(config, questions, store=Store.open(), model=model).records
+    (record,) = run_strategy(config, questions, store=open_store(), model=model).records
     assert record.parse_failures == 1 and len(record.run_ids) == 2
     assert record.answer is not None and record.status == "finished"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tao.errors import ModelError, ModelUnavailableError
+from tao.errors import ConfigError, ModelError, ModelUnavailableError
 from tao.models import ModelRequest
 from tao.models.install import (
     install_command,
@@ -68,7 +68,7 @@ def test_calculator_episode_through_the_cli_M5(tao_cli: Callable[..., Any]) -> N
 @needs_model
 def test_prefix_reuse_and_naive_baseline() -> None:
     from tao.models.local import LocalModel
-    from tao.pricing import cost_known
+    from tao.models.pricing import cost_known
 
     model = LocalModel()
     messages = [
@@ -205,15 +205,16 @@ def test_missing_model_in_the_cli_is_one_clear_line(
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.skipif(not runtime_is_installed(), reason="llama-cpp-python is not installed")
 def test_only_gguf_files_are_loaded(tmp_path: Path) -> None:
+    """A wrong ``local:PATH`` is the user's mistake (ConfigError, exit 2), checked before
+    the runtime is looked for, so it says the same with or without llama-cpp-python."""
     from tao.models.local import LocalModel
 
     pickle_like = tmp_path / "model.gguf"
     pickle_like.write_bytes(b"\x80\x04\x95 not a gguf")
-    with pytest.raises(ModelError, match="not a GGUF"):
+    with pytest.raises(ConfigError, match="not a GGUF"):
         LocalModel(pickle_like)
-    with pytest.raises(ModelUnavailableError, match="no model file"):
+    with pytest.raises(ConfigError, match="no model file"):
         LocalModel(tmp_path / "absent.gguf")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tao.store import Store
+from tao.store.factory import open_store
 
 Replay = Callable[[list[str]], Path]
 
@@ -63,7 +63,7 @@ def test_a_full_disk_prints_one_json_object_and_the_run_resumes_once_freed_R4(
     small_disk: Path, replay: Replay
 ) -> None:
     home = small_disk / "home"
-    Store.open(home / "tao.db").close()  # the run log exists: the disk fills with steps
+    open_store(home / "tao.db").close()  # the run log exists: the disk fills with steps
     script = replay(
         [f"Thought: step {n}.\nAction: calculator[{n} + {n}]" for n in range(1, STEPS)]
         + ["Action: finish[all added]"]
@@ -85,7 +85,7 @@ def test_a_full_disk_prints_one_json_object_and_the_run_resumes_once_freed_R4(
     # Steps wait for their write up to WRITE_WITHIN_S (group commit): a run this fast may
     # have done them all before the write that found the disk full.
     assert 0 < len(data["steps"]) <= STEPS
-    with Store.open(home / "tao.db") as store:
+    with open_store(home / "tao.db") as store:
         assert len(store.get_run(data["run_id"]).steps) < STEPS  # the log did fill up
     (said,) = full.stderr.strip().splitlines()
     assert said.startswith(f"Error: run {data['run_id']}: could not record"), said
@@ -98,5 +98,5 @@ def test_a_full_disk_prints_one_json_object_and_the_run_resumes_once_freed_R4(
     assert (done["status"], done["answer"]) == ("finished", "all added")
     assert [s["index"] for s in done["steps"]] == list(range(1, STEPS + 1))
     assert [s["observation"] for s in done["steps"][:-1]] == [str(2 * n) for n in range(1, STEPS)]
-    with Store.open(home / "tao.db") as store:
+    with open_store(home / "tao.db") as store:
         assert [s.index for s in store.get_run(data["run_id"]).steps] == list(range(1, STEPS + 1))

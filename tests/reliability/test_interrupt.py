@@ -19,15 +19,18 @@ import pytest
 
 from tao import Agent, Status, StoreError, tool
 from tao.models.base import ModelReply, ModelRequest
-from tao.store import Store
+from tao.store.factory import open_store
 
 Replay = Callable[[list[str]], Path]
 
+#: pytest runs it in the sandbox; it starts a grandchild, then both sleep. Their pids live
+#: in the sandbox's own PID namespace and the project is read-only there, so the host finds
+#: them by the token on their command lines (the file's name, the grandchild's argument).
 SLOW_TEST = """\
-import os, pathlib, time
+import subprocess, sys, time
 
 def test_slow():
-    pathlib.Path(os.environ.get("PIDFILE", "pid.txt")).write_text(str(os.getpid()))
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {token!r}])
     time.sleep(60)
 """
 
@@ -39,36 +42,47 @@ def _at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+def _running_with(token: str) -> list[int]:
+    """Host pids of live (not zombie) processes whose command line holds ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stopped_run_ends_its_children_is_stored_interrupted_and_exits_130_R2(
     tmp_path: Path, tao_home: Path, replay: Replay, sent: signal.Signals
 ) -> None:
+    """pytest and the grandchild it started, both inside the sandbox, are gone within a
+    second of tao's exit."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "test_slow.py").write_text(SLOW_TEST)
-    pidfile = tmp_path / "pid.txt"
-    script = replay(["Action: run_tests[test_slow.py]", "Action: finish[done]"])
+    token = f"tao_interrupt_{time.monotonic_ns()}"
+    name = f"test_slow_{token}.py"
+    (project / name).write_text(SLOW_TEST.format(token=f"{token}_grandchild"))
+    script = replay([f"Action: run_tests[{name}]", "Action: finish[done]"])
     # faulthandler: should tao ever hang here, SIGABRT makes it print where (see below)
-    env = {**os.environ, "TAO_HOME": str(tao_home), "PIDFILE": str(pidfile),
-           "PYTHONFAULTHANDLER": "1"}  # fmt: skip
+    env = {**os.environ, "TAO_HOME": str(tao_home), "PYTHONFAULTHANDLER": "1"}
     command = [sys.executable, "-m", "tao", "run", "x", "--model", f"replay:{script}",
                "--tools", "tests", "--project", str(project), "--json", "--no-input"]  # fmt: skip
     tao = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_at_a_terminal
     )
+    grandchild = f"{token}_grandchild"
     deadline = time.monotonic() + 60
-    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+    while not _running_with(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
-    child = int(pidfile.read_text())
-    assert _alive(child)
+    assert _running_with(grandchild), "the grandchild never started"
+    assert set(_running_with(token)) - set(_running_with(grandchild))  # pytest and bwrap
     tao.send_signal(sent)
     started = time.monotonic()
     try:
@@ -83,9 +97,11 @@ def test_a_stopped_run_ends_its_children_is_stored_interrupted_and_exits_130_R2(
     data = json.loads(out)  # exactly one JSON object
     assert data["status"] == "interrupted"
     assert f"tao resume {data['run_id']}" in err.decode()
-    time.sleep(0.5)
-    assert not _alive(child), "the pytest child outlived the run"
-    with Store.open() as store:
+    gone_by = time.monotonic() + 1.0
+    while _running_with(token) and time.monotonic() < gone_by:
+        time.sleep(0.02)
+    assert _running_with(token) == [], "a sandboxed child outlived the run by over a second"
+    with open_store() as store:
         assert store.get_summary(data["run_id"]).status is Status.INTERRUPTED
 
 
@@ -103,7 +119,7 @@ def test_cancel_on_a_run_handle_ends_the_run_as_cancelled_with_its_trace_R2(
     agent = Agent(f"replay:{script}", [nap])
     handle = agent.start("rest")
     while True:  # until the first step is recorded and the long nap has begun
-        with Store.open() as store, contextlib.suppress(StoreError):  # not begun yet
+        with open_store() as store, contextlib.suppress(StoreError):  # not begun yet
             if store.get_summary(handle.run_id).steps >= 1:
                 break
         time.sleep(0.02)
@@ -114,7 +130,7 @@ def test_cancel_on_a_run_handle_ends_the_run_as_cancelled_with_its_trace_R2(
     assert time.monotonic() - started < 1.0
     assert result.status is Status.CANCELLED
     assert [s.observation for s in result.steps] == ["rested"]
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(handle.run_id).status is Status.CANCELLED
 
 
@@ -141,7 +157,7 @@ def test_cancelling_the_asyncio_task_cancels_the_run_R2(replay: Replay, tao_home
             await task
 
     asyncio.run(main())
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(seen[0].run_id).status is Status.CANCELLED
 
 
@@ -182,11 +198,11 @@ def test_a_run_killed_before_its_first_step_can_be_resumed_R1(
     )
     worker.start()
     time.sleep(0.5)
-    with Store.open() as store:  # the model has not answered: a checkpoint exists already
+    with open_store() as store:  # the model has not answered: a checkpoint exists already
         checkpoint = store.load_state(ids[0])
     assert checkpoint is not None and checkpoint.step is None and checkpoint.messages
     script = replay(["Action: finish[4]"])
-    with Store.open() as store:  # as if the process had died: its run is picked up again
+    with open_store() as store:  # as if the process had died: its run is picked up again
         result = Agent(f"replay:{script}", ["calc"], record=store).resume(ids[0])
     assert (result.status, result.answer) == (Status.FINISHED, "4")
     model.go.set()

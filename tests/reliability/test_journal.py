@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tao.store import Store
+from tao.store.factory import open_store
 
 Replay = Callable[[list[str]], Path]
 
@@ -36,9 +36,9 @@ PROGRAM = textwrap.dedent(
     import json, os, signal, sys, time
     from pathlib import Path
     from tao import Agent, tool
-    from tao.act import Person
-    from tao.policy import Policy, Rule
-    from tao.store import Store
+    from tao.run.act import Person
+    from tao.approval.policy import Policy, Rule
+    from tao.store import Store, open_store
 
     script, folder = sys.argv[1], Path(sys.argv[2])
     sent, asked = folder / "sent.log", folder / "asked.log"
@@ -134,7 +134,7 @@ class Program:
 
 
 def _only_run() -> str:
-    with Store.open() as store:
+    with open_store() as store:
         (summary,) = store.list_runs()
     return summary.run_id
 
@@ -147,7 +147,7 @@ def test_a_crash_after_the_effect_was_journaled_neither_reruns_nor_reasks_it_R1(
     assert killed.wait(timeout=60) == -signal.SIGKILL
     assert program.lines("sent.log") == ["ACME"] and program.lines("asked.log") == ["auto"]
     run_id = _only_run()
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_run(run_id).steps == []  # the step itself was never stored
     done = program.resume(run_id)
     assert (done["status"], done["answer"]) == ("finished", "invoiced")
@@ -156,7 +156,7 @@ def test_a_crash_after_the_effect_was_journaled_neither_reruns_nor_reasks_it_R1(
     steps = done["steps"]
     assert isinstance(steps, list)
     assert [(s["index"], s["observation"]) for s in steps] == [(1, "sent to ACME"), (2, None)]
-    with Store.open() as store:
+    with open_store() as store:
         assert [s.index for s in store.get_run(run_id).steps] == [1, 2]
 
 
@@ -167,7 +167,7 @@ def test_a_crash_before_the_first_write_leaves_nothing_to_resume_and_nothing_don
     run killed before that never asked, never ran a tool, and is not in the log."""
     program = Program(tmp_path, tao_home, replay)
     assert program.start(CRASH="start").wait(timeout=60) == -signal.SIGKILL
-    with Store.open() as store:
+    with open_store() as store:
         assert store.list_runs() == []
     assert program.lines("sent.log") == [] and program.lines("asked.log") == []
 
@@ -187,7 +187,7 @@ def test_a_crash_between_two_writes_of_the_run_log_loses_and_repeats_nothing_R1(
     steps = done["steps"]
     assert isinstance(steps, list)
     assert [(s["index"], s["observation"]) for s in steps] == [(1, "sent to ACME"), (2, None)]
-    with Store.open() as store:
+    with open_store() as store:
         assert [s.index for s in store.get_run(_only_run()).steps] == [1, 2]
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tao.store import Store
+from tao.store.factory import open_store
 
 Replay = Callable[[list[str]], Path]
 
@@ -128,7 +128,7 @@ class Home:
         a process per look would make the test too slow), or ``None`` before it exists."""
         if not self.db.exists():
             return None
-        with Store.open(self.db) as store:
+        with open_store(self.db) as store:
             runs = store.list_runs()
             if not runs:
                 return None

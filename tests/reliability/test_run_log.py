@@ -20,11 +20,12 @@ from tests.fakes.models import CalculatorScript
 
 from tao.agent import Agent
 from tao.models.base import Message
-from tao.state import Checkpoint
+from tao.state.config import Checkpoint
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.store import SCHEMA_VERSION, RunRecorder, Store
+from tao.store.factory import open_store
 from tao.store.schema import MIGRATIONS
 from tao.tools.calc import calculator_tool
-from tao.trace import RunResult, Status, Step, StepKind
 
 
 def run(steps: int, record: Store | bool) -> tuple[RunResult, float]:
@@ -53,7 +54,7 @@ def test_a_600_step_run_takes_at_most_3_mb_and_3x_its_unlogged_time_R3(tmp_path:
     for trial in range(4):
         unlogged.append(run(600, False)[1])
         folder = tmp_path / f"trial{trial}"
-        with Store.open(folder / "tao.db") as store:
+        with open_store(folder / "tao.db") as store:
             result, elapsed = run(600, store)
             assert store.get_run(result.run_id).steps == result.steps
         logged.append(elapsed)
@@ -66,7 +67,7 @@ def test_every_step_and_checkpoint_reads_back_whole_while_each_message_is_stored
     store_backend: str,
 ) -> None:
     """R3 on both backends: steps keep their full model input, the checkpoint its transcript."""
-    with Store.open() as store:
+    with open_store() as store:
         result, _ = run(40, store)
         stored = store.get_run(result.run_id)
         checkpoint = store.load_state(result.run_id)
@@ -107,7 +108,7 @@ def test_json_gives_each_step_only_its_new_messages_and_rebuilds_whole_R3() -> N
 
 def test_export_full_keeps_each_steps_whole_input_R3(tmp_path: Path) -> None:
     """R3: `tao runs export --full` (Store.export_jsonl(full=True)) repeats the whole input."""
-    with Store.open(tmp_path / "tao.db") as store:
+    with open_store(tmp_path / "tao.db") as store:
         result, _ = run(5, store)
         short = [json.loads(line) for line in store.export_jsonl(result.run_id)][1:]
         full = [json.loads(line) for line in store.export_jsonl(result.run_id, full=True)][1:]
@@ -127,7 +128,7 @@ def test_an_input_that_rewrites_history_is_stored_whole_and_reads_back_R3(
         [system],
     ]
     result = RunResult(run_id="rewrite", task="t", model="m", started_at=1.0)
-    with Store.open() as store:
+    with open_store() as store:
         recorder = RunRecorder(store)
         recorder.on_start(result)
         for index, sent in enumerate(inputs, 1):
@@ -170,18 +171,18 @@ def test_a_schema_v2_log_is_migrated_and_its_steps_and_checkpoints_read_whole_R3
     conn.execute("PRAGMA user_version = 2")
     conn.commit()
     conn.close()
-    with Store.open(path) as store:
+    with open_store(path) as store:
         result = store.get_run("v2")
         assert [step.model_input for step in result.steps] == [sent]
         assert store.load_state("v2") == state
         store.save_state("v2", state)  # a resumed old run goes on in the new layout
         assert store.load_state("v2") == state
     version = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0]
-    assert version == SCHEMA_VERSION == 6
+    assert version == SCHEMA_VERSION == 7
 
 
 @pytest.mark.parametrize("steps", [1, 2])
 def test_tiny_runs_round_trip_R3(tmp_path: Path, steps: int) -> None:
-    with Store.open(tmp_path / "tao.db") as store:
+    with open_store(tmp_path / "tao.db") as store:
         result, _ = run(steps, store)
         assert store.get_run(result.run_id).steps == result.steps

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from tao.state import RunConfig
-from tao.store import Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
+from tao.store.factory import open_store
 
 CLIENTS = 16
 REQUESTS = 40
@@ -126,7 +126,7 @@ def _load(name: str, port: int, paths: list[str]) -> tuple[float, float]:
 def recorded_runs(tao_home: Path) -> None:
     """Twenty finished runs of three steps in the run log."""
     config = RunConfig(model="replay:x", tools=("calc",))
-    with Store.open() as store:
+    with open_store() as store:
         for number in range(20):
             result = RunResult(run_id=f"0193load{number:04d}", task=f"Sum {number}",
                                model="replay:x", started_at=time.time())  # fmt: skip

@@ -24,9 +24,10 @@ from tests.fakes.models import CalculatorScript
 
 from tao.agent import Agent
 from tao.errors import StoreError
+from tao.state.result import RunResult, Status
 from tao.store import Store
+from tao.store.factory import open_store
 from tao.tools.calc import calculator_tool
-from tao.trace import RunResult, Status
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
@@ -94,7 +95,7 @@ def server() -> Iterator[Server]:
 @pytest.fixture
 def store(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     monkeypatch.setenv("TAO_DATABASE_URL", server.url)
-    with Store.open() as opened:
+    with open_store() as opened:
         yield opened
 
 
@@ -155,7 +156,7 @@ def test_a_server_gone_beyond_the_window_is_one_line_naming_the_run_R4(
 
 def test_a_full_disk_ends_the_run_with_one_line_naming_it_R4(tmp_path: Path) -> None:
     """R4: SQLite's "database or disk is full" is a StoreError naming the run and the file."""
-    with Store.open(tmp_path / "tao.db") as store:
+    with open_store(tmp_path / "tao.db") as store:
         with store._read() as conn:
             row = conn.execute("PRAGMA page_count").fetchone()
         pages = 0 if row is None else int(row[0])

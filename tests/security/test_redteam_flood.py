@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tao import Agent, Status, tool
-from tao.policy import Policy
+from tao.approval.policy import Policy
 
 Replay = Callable[[list[Any]], Path]
 

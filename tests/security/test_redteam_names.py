@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tao import Agent, Tool, tool
-from tao.act import Call, Outcome, find_tool, prepare
+from tao.run.act import find_tool, prepare
+from tao.state.calls import Call, Outcome
 from tao.errors import ToolDefinitionError
 from tao.tools.registry import resolve_tools
 

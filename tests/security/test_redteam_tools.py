@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tao.act import Call, Ready, execute, find_tool, prepare
 from tao.errors import ToolDefinitionError, ToolError
+from tao.run.act import execute, find_tool, prepare
+from tao.state.calls import Call, Ready
 from tao.tools.base import Tool, make_tool
 from tao.tools.calc import calculate
 from tao.tools.limits import TimedOut, run_with_limit
 from tao.tools.registry import resolve_tools
-from tao.tools.tests import scrubbed_environment, test_tools
+from tao.tools.tests import test_tools
 
 PRINT_ENV = (
     "import os\n"
@@ -39,11 +40,6 @@ LEAKY = {
     "innocent_name": "postgres://u:hunter2-url@db/app",
     "ALSO_INNOCENT": "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8",
 }
-
-
-def test_the_scrub_works_by_name_family_and_by_value_S2() -> None:
-    env = scrubbed_environment({**LEAKY, "PATH": "/usr/bin", "HOME": "/h", "LANG": "C"})
-    assert env == {"PATH": "/usr/bin", "HOME": "/h", "LANG": "C", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def test_a_real_pytest_child_sees_none_of_them_S2(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from tao.errors import ModelError
-from tao.jsontypes import JSONObject
 from tao.models.base import ModelReply, ModelRequest, OnText, ToolCall
 from tao.protocol.grammar import tool_call_grammar
 from tao.server import Running, make_app
+from tao.state.jsontypes import JSONObject
 
 COUNT = [{"role": "user", "content": "Count from 1 to 5."}]
 

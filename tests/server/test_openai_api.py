@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tao.jsontypes import JSONObject
 from tao.models.install import install_command, model_is_installed, runtime_is_installed
+from tao.state.jsontypes import JSONObject
 
 if not runtime_is_installed():
     MISSING: str | None = f"llama-cpp-python is not installed (run: {install_command()})"

@@ -2,7 +2,7 @@
 
 ``store`` is an open run log of each backend in turn: SQLite in ``$TAO_HOME``
 and a fresh PostgreSQL database (skipped without ``TAO_TEST_DATABASE_URL``),
-both chosen through ``TAO_DATABASE_URL`` by ``Store.open()`` exactly as a user's
+both chosen through ``TAO_DATABASE_URL`` by ``open_store()`` exactly as a user's
 would be (``store_backend`` in tests/conftest.py). A test that needs a *fresh*
 log (racing to create it) asks for ``store_backend`` alone.
 """
@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tao.state import RunConfig
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.store import RunRecorder, Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.store.factory import open_store
 
 CONFIG = RunConfig(model="replay:script.json", tools=("calc",), max_steps=8)
 
@@ -23,7 +24,7 @@ CONFIG = RunConfig(model="replay:script.json", tools=("calc",), max_steps=8)
 @pytest.fixture
 def store(store_backend: str) -> Iterator[Store]:
     """An open run log, SQLite then PostgreSQL; closed afterwards."""
-    with Store.open() as opened:
+    with open_store() as opened:
         yield opened
 
 

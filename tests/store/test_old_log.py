@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tao.state import PendingCall, RunConfig
-from tao.store import SCHEMA_VERSION, Store
-from tao.trace import Status, StepKind
+from tao.state.config import PendingCall, RunConfig
+from tao.state.result import Status, StepKind
+from tao.store import SCHEMA_VERSION
+from tao.store.factory import open_store
 
 OLD_LOG = Path(__file__).parent / "data" / "main-0.1.db"
 
@@ -46,8 +47,8 @@ def _version(path: Path) -> int:
 def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log: Path) -> None:
     """M3: v1 -> v5 rebuilds `runs` without losing a run, step or model call (no cascade)."""
     assert _version(old_log) == 1
-    Store.open(old_log).close()
-    assert _version(old_log) == SCHEMA_VERSION == 6
+    open_store(old_log).close()
+    assert _version(old_log) == SCHEMA_VERSION == 7
     conn = sqlite3.connect(old_log)
     try:
         counts = [
@@ -65,7 +66,7 @@ def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log
 
 def test_the_old_log_lists_and_shows_every_run(old_log: Path) -> None:
     """Issue 11: runs of tao 0.1 list (newest first) and show with their steps and config."""
-    with Store.open(old_log) as store:
+    with open_store(old_log) as store:
         listed = store.list_runs()
         finished = store.get_run(FINISHED[:13])
         budget = store.get_run(MAX_STEPS)
@@ -104,7 +105,7 @@ def test_the_old_checkpoints_read_as_typed_checkpoints_S3(old_log: Path) -> None
         effects=("writes",),
         preview="--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+hello",
     )
-    with Store.open(old_log) as store:
+    with open_store(old_log) as store:
         waiting, approved = store.load_state(WAITING), store.load_state(APPROVED)
         shown = store.get_run(APPROVED)
         finished = store.load_state(FINISHED)
@@ -123,7 +124,7 @@ def test_the_old_checkpoints_read_as_typed_checkpoints_S3(old_log: Path) -> None
 
 def test_the_migrated_log_takes_the_new_statuses(old_log: Path) -> None:
     """Schema v2: a migrated log records the statuses tao 0.1 had no word for."""
-    with Store.open(old_log) as store:
+    with open_store(old_log) as store:
         result = store.get_run(FINISHED)
         result.status = Status.CANCELLED
         store.finish_run(result)

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tao.errors import StoreError
-from tao.store import SCHEMA_VERSION, Store
-from tao.trace import Status
+from tao.state.result import Status
+from tao.store import SCHEMA_VERSION
+from tao.store.factory import open_store
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs
@@ -46,7 +47,7 @@ def _columns_postgres(url: str) -> dict[str, list[str]]:
 
 def test_same_tables_and_columns_as_the_sqlite_schema_M3(pg_database: str, tmp_path: Path) -> None:
     """M3: same schema on both backends (a new SQLite migration needs its PostgreSQL twin)."""
-    Store.open(tmp_path / "tao.db").close()
+    open_store(tmp_path / "tao.db").close()
     from tao.store.postgres import PostgresStore
 
     PostgresStore.connect(pg_database).close()
@@ -105,14 +106,14 @@ def test_newer_schema_is_refused_and_left_untouched_M3(
     """M3: a database written by a newer tao is a clear error, never a guess."""
     with psycopg.connect(pg_database) as conn:
         conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        conn.execute("INSERT INTO schema_version VALUES (7)")
+        conn.execute("INSERT INTO schema_version VALUES (99)")
         conn.execute("CREATE TABLE future (x INTEGER)")
     monkeypatch.setenv("TAO_DATABASE_URL", pg_database)
     with pytest.raises(StoreError) as info:
-        Store.open()
+        open_store()
     where = pg_database.replace(":tao-test@", "@")
     assert str(info.value) == (
-        f"the run log {where} was written by a newer tao (schema v7, this tao knows "
+        f"the run log {where} was written by a newer tao (schema v99, this tao knows "
         f"v{SCHEMA_VERSION}); upgrade tao, or set TAO_DATABASE_URL to use another run log"
     )
     assert _columns_postgres(pg_database) == {"future": ["x"], "schema_version": ["version"]}
@@ -154,7 +155,7 @@ def test_connect_errors_are_one_line_store_errors_without_the_password_M3(
     for url, fragment in _bad_urls(pg_database):
         monkeypatch.setenv("TAO_DATABASE_URL", url)
         with pytest.raises(StoreError) as info:
-            Store.open()
+            open_store()
         assert fragment in str(info.value)
         assert "s3cret-pw" not in str(info.value)
         assert "\n" not in str(info.value)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tao.errors import StoreError
+from tao.state.result import Status
 from tao.store import RunQuery, Store
-from tao.trace import Status
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs

@@ -16,9 +16,10 @@ import pytest
 
 from tao.errors import StoreError
 from tao.paths import default_db_path
-from tao.store import SCHEMA_VERSION, SQLiteStore, Store
+from tao.state.result import Status
+from tao.store import SCHEMA_VERSION, SQLiteStore
+from tao.store.factory import open_store
 from tao.store.schema import MIGRATIONS, V2_STATUSES
-from tao.trace import Status
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs
@@ -39,7 +40,7 @@ def test_default_path_is_tao_home_tao_db_M3(
     """M3: the log lives at $TAO_HOME/tao.db, and folders are created on open."""
     monkeypatch.setenv("TAO_HOME", str(tmp_path / "deep" / "home"))
     assert default_db_path() == tmp_path / "deep" / "home" / "tao.db"
-    with Store.open() as store:
+    with open_store() as store:
         assert isinstance(store, SQLiteStore)
         assert store.path == tmp_path / "deep" / "home" / "tao.db"
     assert (tmp_path / "deep" / "home" / "tao.db").is_file()
@@ -47,11 +48,11 @@ def test_default_path_is_tao_home_tao_db_M3(
 
 def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     """M3: WAL mode (concurrent readers + a writer) and a versioned schema."""
-    Store.open(db).close()
+    open_store(db).close()
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -64,7 +65,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
 
 def test_the_status_check_still_refuses_what_is_not_a_status_M3(db: Path) -> None:
     """M3: the rebuilt table keeps its CHECK: a status no tao knows cannot be written."""
-    Store.open(db).close()
+    open_store(db).close()
     conn = sqlite3.connect(db)
     try:
         with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
@@ -78,10 +79,10 @@ def test_the_status_check_still_refuses_what_is_not_a_status_M3(db: Path) -> Non
 
 def test_reopening_is_idempotent_and_keeps_runs_M3(db: Path, runs: Runs) -> None:
     """M3: opening an up-to-date log again migrates nothing and loses nothing."""
-    with Store.open(db) as store:
+    with open_store(db) as store:
         runs.record(store, runs.run("r1"), 2)
     before = digest(db)
-    with Store.open(db) as store:
+    with open_store(db) as store:
         assert [s.run_id for s in store.list_runs()] == ["r1"]
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert digest(db) == before
@@ -95,14 +96,14 @@ def test_newer_schema_is_refused_with_upgrade_advice_and_left_untouched_M3(db: P
     db.parent.mkdir(parents=True)
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE future (x)")
-    conn.execute("PRAGMA user_version = 7")
+    conn.execute("PRAGMA user_version = 99")
     conn.commit()
     conn.close()
     before = digest(db)
     with pytest.raises(StoreError) as info:
-        Store.open(db)
+        open_store(db)
     assert str(info.value) == (
-        f"the run log {db} was written by a newer tao (schema v7, this tao knows "
+        f"the run log {db} was written by a newer tao (schema v99, this tao knows "
         f"v{SCHEMA_VERSION}); upgrade tao, or set TAO_HOME to use another run log"
     )
     assert digest(db) == before
@@ -114,7 +115,7 @@ def test_file_that_is_not_a_database_is_refused_and_kept_M3(db: Path) -> None:
     db.write_bytes(b"definitely not sqlite\n" * 500)
     before = digest(db)
     with pytest.raises(StoreError) as info:
-        Store.open(db)
+        open_store(db)
     message = str(info.value)
     assert str(db) in message
     assert "damaged or not a database" in message
@@ -127,7 +128,7 @@ def test_malformed_pages_give_a_store_error_on_read_and_the_file_is_kept_M3(
     db: Path, runs: Runs
 ) -> None:
     """M3: damage found while reading (not at open) is still a clear StoreError."""
-    with Store.open(db) as store:
+    with open_store(db) as store:
         for n in range(40):
             runs.record(store, runs.run(f"run{n:03d}", task="x" * 500), 2)
     data = bytearray(db.read_bytes())
@@ -136,7 +137,7 @@ def test_malformed_pages_give_a_store_error_on_read_and_the_file_is_kept_M3(
     data[page_size:] = b"\xa5" * (len(data) - page_size)  # every page but the schema page
     db.write_bytes(bytes(data))
     before = digest(db)
-    store = Store.open(db)  # the schema page is intact, so the damage shows on reading
+    store = open_store(db)  # the schema page is intact, so the damage shows on reading
     with pytest.raises(StoreError, match="damaged or not a database") as info:
         store.list_runs()
     store.close()
@@ -153,7 +154,7 @@ def test_foreign_sqlite_file_is_not_taken_over_M3(db: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(StoreError, match="not a tao run log"):
-        Store.open(db)
+        open_store(db)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT text FROM notes").fetchall() == [("keep me",)]
     assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 1
@@ -165,4 +166,4 @@ def test_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
     folder = tmp_path / "tao.db"
     folder.mkdir()
     with pytest.raises(StoreError, match=f"cannot use the run log {folder}"):
-        Store.open(folder)
+        open_store(folder)

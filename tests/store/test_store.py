@@ -26,9 +26,11 @@ import pytest
 
 from tao.errors import StateError, StoreError
 from tao.models.base import ModelReply, ToolCall
-from tao.state import Checkpoint, PendingCall, RunConfig
+from tao.state.budget import Usage
+from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.result import Status, StepKind
 from tao.store import SCHEMA_VERSION, STATUSES, RunRecorder, Store
-from tao.trace import Status, StepKind, Usage
+from tao.store.factory import open_store
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs
@@ -368,14 +370,14 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from tao.state import RunConfig
-    from tao.store import RunRecorder, Store
-    from tao.trace import RunResult, Status, Step, StepKind
+    from tao.state.config import RunConfig
+    from tao.store import RunRecorder, Store, open_store
+    from tao.state.result import RunResult, Status, Step, StepKind
 
     worker, runs, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
     while not go.exists():
         time.sleep(0.005)
-    store = Store.open()  # every worker races to create and migrate the fresh log
+    store = open_store()  # every worker races to create and migrate the fresh log
     for n in range(runs):
         result = RunResult(run_id=f"w{worker}-{n:03d}", task=f"task {n}", model="replay:x",
                            started_at=time.time())
@@ -413,13 +415,13 @@ def test_concurrent_writer_processes_on_a_fresh_log_M3(
     ]
     go.touch()
     while any(p.poll() is None for p in procs):
-        with Store.open() as store:  # opening and reading while they write never fails
+        with open_store() as store:  # opening and reading while they write never fails
             store.list_runs(limit=5)
         time.sleep(0.02)
     for proc in procs:
         _, err = proc.communicate()
         assert proc.returncode == 0, err
-    with Store.open() as store:
+    with open_store() as store:
         summaries = store.list_runs(limit=1000)
     assert len(summaries) == workers * count
     assert {(s.status, s.steps, s.model_calls, s.input_tokens) for s in summaries} == {
@@ -440,10 +442,10 @@ def test_concurrent_writer_processes_on_a_fresh_log_M3(
 KILLED_WRITER = textwrap.dedent(
     """
     import time
-    from tao.store import RunRecorder, Store
-    from tao.trace import RunResult, Step, StepKind
+    from tao.store import RunRecorder, Store, open_store
+    from tao.state.result import RunResult, Step, StepKind
 
-    store = Store.open()
+    store = open_store()
     result = RunResult(run_id="killed-run", task="a task", model="replay:x",
                        started_at=time.time())
     recorder = RunRecorder(store)

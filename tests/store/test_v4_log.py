@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tao.store import SCHEMA_VERSION, Store
-from tao.trace import Status
+from tao.state.result import Status
+from tao.store import SCHEMA_VERSION
+from tao.store.factory import open_store
 
 V4_LOG = Path(__file__).parent / "data" / "main-v4.db"
 FINISHED = "01a23c60007d9acafc90a9eb"
@@ -41,10 +42,10 @@ def _read(path: Path, sql: str) -> list[tuple[Any, ...]]:
 def test_a_v4_log_migrates_keeping_every_row(tao_home: Path) -> None:
     log = _copy(tao_home)
     assert _read(log, "PRAGMA user_version") == [(4,)]
-    with Store.open(log) as store:
+    with open_store(log) as store:
         runs = store.list_runs()
         finished = store.get_run(FINISHED)
-    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(6,)]
+    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(7,)]
     counts = [_read(log, f"SELECT count(*) FROM {t}")[0][0] for t in ("runs", "steps")]
     assert counts == [2, 4]
     assert [(r.run_id, r.status, r.parent_id) for r in runs] == [
@@ -71,5 +72,5 @@ def test_a_run_of_a_v4_log_can_be_continued(
         "Observation: 391",
     ]
     assert sent[-1] == "Task: And plus 4?"
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(follow["run_id"]).parent_id == FINISHED

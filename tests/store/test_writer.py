@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from tao import Agent, tool
+from tao.state.result import Status
 from tao.store import SQLiteStore, Store
+from tao.store.factory import open_store
 from tao.store.writer import WRITE_WITHIN_S
 from tao.tools.calc import calculator_tool
-from tao.trace import Status
 
 Replay = Callable[[list[str]], Path]
 
@@ -60,7 +61,7 @@ def test_the_steps_of_a_fast_run_share_transactions_and_all_land_R3(
     assert [s.index for s in stored.steps] == list(range(1, steps + 1))
     assert [s.observation for s in stored.steps[:3]] == ["1", "2", "3"]
     assert len(commits) < steps / 4, f"{len(commits)} transactions for {steps} steps"
-    with Store.open() as other:  # it resumes nowhere: finished, with its final checkpoint
+    with open_store() as other:  # it resumes nowhere: finished, with its final checkpoint
         assert other.get_summary(result.run_id).status is Status.FINISHED
 
 
@@ -92,7 +93,7 @@ def test_a_step_is_stored_while_the_run_waits_in_a_long_call_R1(
     script = replay(["Action: nap[0.01]", "Action: nap[3]", "Action: finish[x]"])
     handle = Agent(f"replay:{script}", [nap], record=store).start("rest")
     started = time.monotonic()
-    with Store.open() as reader:
+    with open_store() as reader:
         while _stored_steps(reader, handle.run_id) < 1:
             assert time.monotonic() - started < 2.5, "step 1 was not stored during the long nap"
             time.sleep(0.01)
@@ -118,14 +119,14 @@ def test_a_forked_child_writes_its_own_runs_while_they_wait_R1(
     if pid == 0:  # the child: one run, then out without running the parent's cleanup
         code = 0
         try:
-            with Store.open() as own:
+            with open_store() as own:
                 Agent(f"replay:{script}", [nap], record=own).run("rest in the child")
         except BaseException:
             code = 1
         os._exit(code)
     started = time.monotonic()
     try:
-        with Store.open() as reader:
+        with open_store() as reader:
             while True:
                 child = [s for s in reader.list_runs(limit=5) if s.task == "rest in the child"]
                 if child and child[0].steps >= 1:

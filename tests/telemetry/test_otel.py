@@ -18,6 +18,8 @@ import pytest
 from tests.fakes.models import CalculatorScript
 from tests.fakes.otlp import OtlpReceiver, ReceivedSpan
 
+from tao.store.factory import open_store
+
 Replay = Callable[[list[Any]], Path]
 SRC = Path(__file__).resolve().parents[2] / "src"
 SECRET = "sk-proj-Zq3vT8wLmN4pR7sK2yB6hD9fJ1cX5aE0gU"
@@ -305,7 +307,7 @@ def test_a_paused_run_and_its_resume_are_two_traces_of_one_conversation_S3(
     replay: Replay, receiver: OtlpReceiver
 ) -> None:
     from tao import Agent, Status, tool
-    from tao.policy import Policy
+    from tao.approval.policy import Policy
     from tao.telemetry.otel import OpenTelemetry
 
     @tool(effects="deletes")
@@ -399,11 +401,10 @@ def test_a_run_log_that_fails_mid_run_ends_the_run_span_with_its_error_R4(
     StoreError, and its spans still end, the run's with that error."""
     from tao import Agent
     from tao.errors import StoreError
-    from tao.store import Store
     from tao.telemetry.otel import OpenTelemetry
 
     provider = _exporting(receiver)
-    with Store.open(tmp_path / "tao.db") as store:
+    with open_store(tmp_path / "tao.db") as store:
         with store._read() as conn:
             row = conn.execute("PRAGMA page_count").fetchone()
             conn.execute(f"PRAGMA max_page_count = {int(row[0]) + 3:d}")

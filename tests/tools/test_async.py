@@ -13,7 +13,7 @@ import pytest
 
 from tao import Agent, Status, tool
 from tao.events import Event, FinalEvent, ObservationEvent
-from tao.trace import RunResult
+from tao.state.result import RunResult
 
 Replay = Callable[[list[Any]], Path]
 

@@ -45,7 +45,11 @@ def test_schema_and_description_come_from_signature_and_docstring_T1() -> None:
         ('"öppen", 7', "call", {"status": "öppen", "aldre_an_dagar": 7}),
         ("öppen", "bracket", {"status": "öppen"}),
         ('"öppen"', "bracket", {"status": "öppen"}),
-        ("status=öppen", "call", {"status": "status=öppen"}),  # not literals: one raw string
+        # a parameter's name first binds by name, quoted or not (issue 30)
+        ("status=öppen", "call", {"status": "öppen"}),
+        ("status=öppen", "bracket", {"status": "öppen"}),
+        ('status="öppen"', "bracket", {"status": "öppen"}),
+        ("x=öppen", "bracket", {"status": "x=öppen"}),  # no such parameter: the value's own
         ('status="stängd", aldre_an_dagar=3', "bracket", {"status": "stängd", "aldre_an_dagar": 3}),
     ],
 )

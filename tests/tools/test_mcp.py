@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 import socket
 import subprocess
@@ -24,7 +23,8 @@ pytest.importorskip("mcp")
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent
 
 from tao.errors import ToolError
-from tao.jsontypes import JSON
+from tao.sandbox import SERVER_LIMITS, Sandbox
+from tao.state.jsontypes import JSON
 from tao.tools.base import ArgumentError
 from tao.tools.mcp import McpError, McpServer, McpTool, mcp_tools
 from tao.tools.mcp_tool import AnyArgs, result_text, safe_name
@@ -273,18 +273,41 @@ def test_other_content_becomes_a_placeholder() -> None:
     )
 
 
+def _running_with(token: str) -> list[int]:
+    """Host pids of live (not zombie) processes whose command line holds ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def test_close_ends_the_server_process(server_script: Path, tmp_path: Path) -> None:
+    """The server runs in its own PID namespace (SPEC S10): it is found on the host by its
+    command line (its own copy of the script), and writes only where it was let."""
+    script = tmp_path / "own_server.py"
+    script.write_text(server_script.read_text())
     pid_file = tmp_path / "pid"
     live = McpServer.stdio(
-        f"{shlex.quote(sys.executable)} {shlex.quote(str(server_script))}",
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
         env={"PID_FILE": str(pid_file)},
+        sandbox=Sandbox(writable=(tmp_path,), limits=SERVER_LIMITS),
     )
     add = next(t for t in live.tools() if t.name == "add")
-    pid = int(pid_file.read_text())
-    os.kill(pid, 0)  # alive while connected
+    assert pid_file.read_text().isdigit()
+    assert _running_with(str(script))  # alive while connected
     live.close()
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    deadline = time.monotonic() + 5
+    while _running_with(str(script)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running_with(str(script)) == []
     with pytest.raises(McpError, match="not connected"):
         add.invoke({"a": 1, "b": 2})
     live.close()  # idempotent

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 import tao.tools
-from tao.errors import ToolDefinitionError, UnknownToolSetError
+from tao.errors import ConfigError, ToolDefinitionError, UnknownToolSetError
 from tao.tools import TOOL_SETS, Tool, resolve_tools, tool
-from tao.tools.wiki import CorpusError
 
 
 def names(tools: list[Tool]) -> list[str]:
@@ -78,8 +77,14 @@ def test_unknown_set_lists_the_valid_ones_T2() -> None:
     )
 
 
-def test_wiki_without_corpus_is_a_clear_error() -> None:
-    with pytest.raises(CorpusError, match="needs a corpus: pass --corpus PATH"):
+def test_wiki_without_corpus_uses_the_shipped_sample_or_the_named_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: ``--tools wiki`` runs from a fresh install, offline, on the sample's pages."""
+    search, _ = resolve_tools(["wiki"])
+    assert search.invoke({"entity": "Scott Derrickson"}).startswith("Scott Derrickson (born")
+    monkeypatch.setenv("TAO_EVAL_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(ConfigError, match=r"\$TAO_EVAL_DATA .*nowhere: no such folder"):
         resolve_tools(["wiki"])
 
 

@@ -12,10 +12,13 @@ import pytest
 
 from tao import Agent, Status
 from tao.errors import ToolError
-from tao.jsontypes import JSONObject
+from tao.eval.sources import sample_dir
+from tao.state.jsontypes import JSONObject
+from tao.tools.fuzzy_titles import TitleMatcher, fold, skeleton
 from tao.tools.wiki import CorpusError, load_corpus, wiki_tools
 
-REAL_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa" / "wiki.jsonl"
+SAMPLE_CORPUS = sample_dir() / "hotpotqa" / "wiki.jsonl"
+
 
 ROWS: list[JSONObject] = [
     {
@@ -163,11 +166,11 @@ def test_missing_corpus_is_a_clear_error(tmp_path: Path) -> None:
         wiki_tools(tmp_path / "nope.jsonl")
 
 
-@pytest.mark.skipif(not REAL_CORPUS.exists(), reason="the shared HotpotQA corpus is absent")
 def test_real_hotpotqa_corpus_search_and_lookup_T2() -> None:
+    """The HotpotQA wiki sample shipped in the package (issue 30), as the paper's tools see it."""
     started = time.perf_counter()
-    search, lookup = wiki_tools(REAL_CORPUS)
-    assert time.perf_counter() - started < 10  # about 0.4 s on 2 cores
+    search, lookup = wiki_tools(SAMPLE_CORPUS)
+    assert time.perf_counter() - started < 10
     page = search.invoke({"entity": "Scott Derrickson"})
     assert page.startswith("Scott Derrickson (born July 16, 1966) is an American director")
     assert lookup.invoke({"keyword": "horror"}).startswith("(Result 1 / 1) He is best known")
@@ -201,9 +204,15 @@ def test_a_repeated_search_really_runs_so_lookup_reads_the_page_the_model_was_sh
     corpus: Path, replay: Callable[[list[str]], Path]
 ) -> None:
     script = replay(
-        ["Action: search[Ed Wood]", "Action: lookup[film]", "Action: search[Scott Derrickson]",
-         "Action: search[Ed Wood]", "Action: lookup[film]", "Action: finish[x]"]
-    )  # fmt: skip
+        [
+            "Action: search[Ed Wood]",
+            "Action: lookup[film]",
+            "Action: search[Scott Derrickson]",
+            "Action: search[Ed Wood]",
+            "Action: lookup[film]",
+            "Action: finish[x]",
+        ]
+    )
     result = Agent(f"replay:{script}", wiki_tools(corpus), record=False).run("x")
     first, again = result.steps[1].observation or "", result.steps[4].observation or ""
     assert first == "(Result 1 / 4) Edward Davis Wood Jr. was an American filmmaker."
@@ -211,3 +220,99 @@ def test_a_repeated_search_really_runs_so_lookup_reads_the_page_the_model_was_sh
     # call would have left lookup on Scott Derrickson's page: "No more results.")
     assert first in again and result.steps[4].repeat_of == 2  # the same again: a repeat
     assert result.steps[3].repeat_of == 1
+
+
+#: Misspelled searches a model makes (issue 30 item 10): both words of a name wrong, a role
+#: word after the name, transliterations. All pages are in the shipped sample, with the
+#: titles a whole-string match confused them with. Before (WRatio alone, then BM25):
+#: 25/35 first, 32/35 listed; after: 34/35 first, 35/35 listed (the same on the full wiki).
+MISSPELLINGS = [
+    ("Bil Clintn", "Bill Clinton"),
+    ("Bill Clnton", "Bill Clinton"),
+    ("Bil Clinton president", "Bill Clinton"),
+    ("Scot Derikson director", "Scott Derrickson"),
+    ("Skott Derrikson", "Scott Derrickson"),
+    ("Ed Wod director", "Ed Wood"),
+    ("Chaikovsky", "Pyotr Ilyich Tchaikovsky"),
+    ("Pyotr Tchaikovsky composer", "Pyotr Ilyich Tchaikovsky"),
+    ("Peter Ilich Tchaikovsky", "Pyotr Ilyich Tchaikovsky"),
+    ("Piotr Chaikovsky", "Pyotr Ilyich Tchaikovsky"),
+    ("Mikhail Gorbachov", "Mikhail Gorbachev"),
+    ("Michail Gorbatschow", "Mikhail Gorbachev"),
+    ("Gorbachev Soviet leader", "Mikhail Gorbachev"),
+    ("Aleksandr Kerenski", "Alexander Kerensky"),
+    ("Alexander Kerenskiy politician", "Alexander Kerensky"),
+    ("Alexander Ivanovski", "Aleksandr Ivanovsky"),
+    ("Valentina Tereshkova cosmonaut", "Valentina Tereshkova"),
+    ("Valentina Tereškova", "Valentina Tereshkova"),
+    ("Ibn Khaldoun", "Ibn Khaldun"),
+    ("Sultan Ahmet Mosque", "Sultan Ahmed Mosque"),
+    ("Monika Levinsky", "Monica Lewinsky"),
+    ("Dziga Vertof director", "Dziga Vertov"),
+    ("Lev Kuleschow", "Lev Kuleshov"),
+    ("Olga Morosova tennis player", "Olga Morozova"),
+    ("Nikolay Podgorny", "Nikolai Podgorny"),
+    ("Semen Aranovich", "Semyon Aranovich"),
+    ("Efraim Sklyanski", "Ephraim Sklyansky"),
+    ("Zahir Khan cricketer", "Zaheer Khan"),
+    ("Gal Gadott actress", "Gal Gadot"),
+    ("Alex Fergusson manager", "Alex Ferguson"),
+    ("Guiseppe Verdi composer", "Giuseppe Verdi"),
+    ("Richard Nixson", "Richard Nixon"),
+    ("Peter Shmeichel goalkeeper", "Peter Schmeichel"),
+    ("Sergio Perez driver", "Sergio Pérez"),
+    ("Lavr Kornilow general", "Lavr Kornilov"),
+]
+
+
+def test_misspelled_names_role_words_and_transliterations_find_their_page_T2() -> None:
+    """Issue 30 item 10: the intended page is suggested, almost always first."""
+    search, _ = wiki_tools(SAMPLE_CORPUS)
+    first, listed, misses = 0, 0, []
+    for typed, expected in MISSPELLINGS:
+        observation = search.invoke({"entity": typed})
+        assert observation.startswith(f"Could not find {typed}. Similar: [")
+        similar = ast.literal_eval(observation.split("Similar: ", 1)[1][:-1])
+        first += similar[:1] == [expected]
+        listed += expected in similar
+        if expected not in similar[:2]:
+            misses.append((typed, similar))
+    assert listed == len(MISSPELLINGS), misses
+    assert first >= 33, misses  # 34 today; "Chaikovsky" alone lists the film page first
+    assert not misses
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "American filmmaker",
+        "tennis player from Russia",
+        "Colorado orogeny",
+        "High Plains",
+        "horror film director",
+        "Stanley Kubrik director",
+        "Derrickson filmmaker",
+        "zzzz qqqq",
+    ],
+)
+def test_a_description_is_left_to_bm25_not_matched_to_a_title_sharing_one_word(
+    query: str,
+) -> None:
+    """A title sharing one word with a search ("2009 Colorado Buffaloes football team" for
+    "Colorado orogeny") is not a misspelling of it: offering it first pushed BM25's pages
+    down (whole-string WRatio scored such titles 90)."""
+    titles = [p.title for p in load_corpus(SAMPLE_CORPUS).paragraphs]
+    assert TitleMatcher(titles).close(query, 5) == []
+
+
+def test_transliteration_skeletons_fold_the_usual_variants() -> None:
+    pairs = [
+        ("Tchaikovsky", "Chaikovsky"),
+        ("Mohammed", "Muhammad"),
+        ("Dostoyevsky", "Dostoevsky"),
+        ("Gorbachev", "Gorbatschow"),
+        ("Pérez", "Perez"),
+    ]
+    for a, b in pairs:
+        assert skeleton(fold(a)) == skeleton(fold(b)), (a, b)
+    assert skeleton("clinton") != skeleton("kenton")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tao.store import Store
+from tao.store.factory import open_store
 from tao.ui import UiServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ class Ui:
 @pytest.fixture
 def ui(tao_home: Path) -> Iterator[Ui]:
     """``tao ui`` in a thread of the test, on a free port, over the test's run log."""
-    store = Store.open()
+    store = open_store()
     server = UiServer(store, 0).start()
     try:
         yield Ui(server)

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tao.state import RunConfig
-from tao.store import Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
+from tao.store.factory import open_store
 
 
 def test_see_a_paused_run_approve_it_and_watch_it_finish_S3_M3(
@@ -80,7 +80,7 @@ def test_script_in_an_observation_shows_as_text_and_never_runs_M3(ui: Any, page:
         output_tokens=9,
     )
     config = RunConfig(model="replay:x", tools=("files",))
-    with Store.open() as store:
+    with open_store() as store:
         store.begin_run(result, config)
         result.add_step(step)
         store.add_step(result, step)
@@ -107,7 +107,7 @@ def test_a_running_run_updates_live_M3(ui: Any, page: Any) -> None:
         run_id="0193eeee0001", task="Count to three", model="replay:x", started_at=time.time()
     )
     config = RunConfig(model="replay:x", tools=("calc",))
-    with Store.open() as store:
+    with open_store() as store:
         store.begin_run(result, config)
         page.goto(f"{ui.url}runs/0193eeee0001")
         page.locator(".thinking").wait_for()
@@ -147,6 +147,6 @@ def test_a_cross_site_form_cannot_approve_S3(ui: Any, paused_run: Any, page: Any
     page.wait_for_load_state()
     page.wait_for_timeout(500)
     assert responses == [403]
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(run_id).status == "awaiting_approval"
     assert (project / "old.log").exists()

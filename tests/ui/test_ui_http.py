@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any
 
-from tao.state import RunConfig
-from tao.store import Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
+from tao.store.factory import open_store
 
 XSS = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 
@@ -21,7 +21,7 @@ def record_run(run_id: str, *, finish: bool = True, steps: int = 2) -> RunResult
         run_id=run_id, task=f"Task {XSS}", model=f"replay:{XSS}", started_at=time.time()
     )
     config = RunConfig(model=result.model, tools=("calc",))
-    with Store.open() as store:
+    with open_store() as store:
         store.begin_run(result, config)
         for index in range(1, steps + 1):
             step = Step(
@@ -128,7 +128,7 @@ def test_state_changes_need_post_same_origin_and_the_csrf_token_S3(
         reply = ui.request(approve, method="POST", data=data, headers=headers)
         assert reply.status == 403, (data, headers, reply.body)
     assert ui.request(approve).status in (404, 405)  # GET changes nothing
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(run_id).status is Status.AWAITING_APPROVAL
         checkpoint = store.load_state(run_id)
         assert checkpoint is None or dict(checkpoint.decisions) == {}
@@ -147,7 +147,7 @@ def test_approve_does_what_the_cli_does_then_resumes_S3_M3(
     reply = ui.decide(run_id)
     assert (reply.status, reply.headers["Location"]) == (303, f"/runs/{run_id}")
     ui.server.resumer.wait(60)
-    with Store.open() as store:
+    with open_store() as store:
         result = store.get_run(run_id)
     assert (result.status, result.answer) == (Status.FINISHED, "done with old.log")
     assert not (project / "old.log").exists()
@@ -162,7 +162,7 @@ def test_deny_with_a_reason_reaches_the_model_S3(ui: Any, paused_run: Any) -> No
     reply = ui.decide(run_id, "deny", reason="keep <b>logs</b> for audit")
     assert reply.status == 303
     ui.server.resumer.wait(60)
-    with Store.open() as store:
+    with open_store() as store:
         result = store.get_run(run_id)
     assert result.status is Status.FINISHED
     assert "denied" in (result.steps[0].observation or "")
@@ -219,7 +219,7 @@ def test_a_decision_made_in_the_cli_shows_and_the_page_resumes_it_S3(
     reply = ui.decide(run_id)
     assert reply.status == 303
     ui.server.resumer.wait(60)
-    with Store.open() as store:
+    with open_store() as store:
         assert store.get_summary(run_id).status is Status.FINISHED
     assert not (project / "old.log").exists()
     assert f'data-run="{run_id}"' not in ui.request("/").body.split("<h2>Runs</h2>")[0]

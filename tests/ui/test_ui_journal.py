@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from tao.models.base import ModelReply
-from tao.state import Checkpoint, PendingCall, RunConfig
-from tao.store import Store
-from tao.trace import RunResult, Status
+from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.result import RunResult, Status
+from tao.store.factory import open_store
 
 
 def test_an_interrupted_call_is_marked_as_possibly_done_on_the_page_R1(ui: Any) -> None:
@@ -19,7 +19,7 @@ def test_an_interrupted_call_is_marked_as_possibly_done_on_the_page_R1(ui: Any) 
     )  # fmt: skip
     result = RunResult(run_id="cut-short", task="write a", model="replay:x", started_at=time.time())
     config = RunConfig(model="replay:x", tools=("write",))
-    with Store.open() as store:
+    with open_store() as store:
         store.begin_run(result, config)
         reply = ModelReply(text='Action: write_file(path="a.txt", content="x")')
         store.save_state(result.run_id, Checkpoint(step=1, reply=reply, pending=(call,)))

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tao.state import EvalTag, RunConfig
+from tao.state.config import EvalTag, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.store import Store
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.store.factory import open_store
 from tao.ui import pages
 
 WIDTHS = (1280, 800)
@@ -53,7 +54,7 @@ def _record(store: Store, run_id: str, task: str, **fields: Any) -> None:
 
 def _seed(count: int) -> None:
     """``count`` runs: every third on another model and an error; two long tasks; newest last."""
-    with Store.open() as store:
+    with open_store() as store:
         for n in range(count):
             odd = n % 3 == 2
             task = f"Task {n:02d}: " + ("read the README" if odd else "count files")
@@ -112,7 +113,7 @@ def test_search_filter_and_pages_by_typing_and_clicking_M3(ui: Any, page: Any) -
     page.get_by_label("Status").select_option("error")
     page.wait_for_url(re.compile(r"status=error"))
     assert rows.count() == 13
-    with Store.open() as store:  # a new matching run appears live; the filters still hold
+    with open_store() as store:  # a new matching run appears live; the filters still hold
         _record(store, "0193ffff0001", "readme, live", started_at=1_800_000_000.0,
                 status=Status.ERROR)  # fmt: skip
         _record(store, "0193ffff0002", "readme, finished", started_at=1_800_000_001.0)
@@ -144,7 +145,7 @@ def test_an_eval_run_shows_its_benchmark_question_and_gold_answer_M3(ui: Any, pa
     """M3: an eval's run is tagged in the list and on its page with what it was scored on."""
     tag = EvalTag(benchmark="hotpotqa", question_id="5a8b57f25542995d1e6f1371",
                   gold="<b>Richard Nixon</b>", strategy="react")  # fmt: skip
-    with Store.open() as store:
+    with open_store() as store:
         _record(store, "0193cccc0001", "Who was Milhouse named after?", started_at=1_700_000_000.0,
                 config=RunConfig(model="local", eval_tag=tag))  # fmt: skip
         _record(store, "0193cccc0002", "A plain run", started_at=1_700_000_001.0)
@@ -213,7 +214,7 @@ def test_a_diff_in_an_observation_is_coloured_in_the_steps_M3(ui: Any, page: Any
     """M3: a tool output that is a unified diff (``git diff``) is coloured in the steps;
     other output stays plain."""
     observation = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-print(1)\n+print('<2>')"
-    with Store.open() as store:
+    with open_store() as store:
         _record(store, "0193dddd0002", "Show the change", started_at=1_700_000_000.0,
                 observation=observation)  # fmt: skip
         _record(store, "0193dddd0003", "Plain", started_at=1_700_000_001.0,

@@ -19,15 +19,15 @@ from urllib.parse import urlencode
 import pytest
 from tests.server.rawhttp import Reply, request, send
 
-from tao import approvals
-from tao.store import Store
-from tao.trace import Status
+from tao.approval import decide as approvals
+from tao.state.result import Status
+from tao.store.factory import open_store
 
 ROUTES = ["/", "/api/runs", "/runs/{run}", "/api/runs/{run}", "/live", "/static/app.js"]
 
 
 def nothing_decided(run_id: str) -> bool:
-    with Store.open() as store:
+    with open_store() as store:
         checkpoint = store.load_state(run_id)
         waiting = store.get_summary(run_id).status is Status.AWAITING_APPROVAL
     return waiting and (checkpoint is None or dict(checkpoint.decisions) == {})

@@ -21,21 +21,28 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
+from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
+from tao.format import terminal_safe
+from tao.paths import TRUST_PROJECT_POLICY_ENV
+from tao.redact import redact
+from tao.store.factory import open_store
 
 
 def _show_pending(run_id: str) -> None:
-    from tao.approvals import pending_calls
+    from tao.approval.decide import pending_calls
 
     for waiting in pending_calls(run_id):
         call = waiting.call
+        if call.thought:
+            click.echo(f"  Thought: {terminal_safe(redact(call.thought))}")
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
-        click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:
-            click.echo(f"    {call.warning}")
+            echo(f"    {call.warning}")
         if call.preview:
-            click.echo("    " + call.preview.replace("\n", "\n    "))
+            echo("    " + call.preview.replace("\n", "\n    "))
 
 
 _CALL_OPTION = click.option(
@@ -52,13 +59,13 @@ _CALL_OPTION = click.option(
 @_CALL_OPTION
 def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
-    from tao.approvals import approve_run
+    from tao.approval.decide import approve_run
 
     try:
         full = approve_run(run_id, calls=calls or None)
-        click.echo(f"approved the waiting call(s) of run {full}:")
+        echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
-        click.echo(f"continue it with: tao resume {full}")
+        echo(f"continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -69,11 +76,11 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 @_CALL_OPTION
 def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
-    from tao.approvals import deny_run
+    from tao.approval.decide import deny_run
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
-        click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+        echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -82,9 +89,15 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.argument("run_id")
 @click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
+@click.option(
+    "--trust-project-policy",
+    is_flag=True,
+    envvar=TRUST_PROJECT_POLICY_ENV,
+    help="Accept a policy file inside the project (you wrote it yourself).",
+)
+def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_policy: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
-    from tao.approvals import agent_for_run
+    from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
     from tao.cli.run import ask_approval, show_live
 
@@ -92,7 +105,12 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     latest, status = Latest(), RunStatus()
     try:
         with loading("", quiet=as_json):
-            agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+            agent = agent_for_run(
+                run_id,
+                approve=ask_approval if interactive else None,
+                trust_project_policy=trust_project_policy or None,
+            )
+            task = _task_of(run_id)
     except TaoError as error:  # nothing to resume: a plain one-line error
         not_started(error, as_json)
     try:
@@ -101,7 +119,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
                 result = agent.resume(run_id, observers=[latest])
             else:
                 events = agent.stream_resume(run_id, observers=[latest, status])
-                result = show_live(agent, run_id, events=events, status=status)
+                result = show_live(agent, task, events=events, status=status)
     except ResumeError as error:
         not_started(error, as_json)
     except TaoError as error:
@@ -109,3 +127,10 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     except KeyboardInterrupt:
         interrupted(latest, as_json)
     conclude(result, as_json)
+
+
+def _task_of(run_id: str) -> str:
+    """The task of the run resumed, for the live display's header (it showed the run id)."""
+
+    with open_store() as store:
+        return store.get_summary(run_id).task

@@ -19,13 +19,15 @@ from typing import Any, NoReturn
 
 import click
 
+from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import cli_error
 from tao.errors import FatalError, TaoError
-from tao.jsontypes import JSONObject
-from tao.trace import RunResult, Status, Step
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunResult, Status, Step
 
 #: Exit codes, so scripts can tell an answer from a spent budget from a failure; 130 is the
-#: shell's code for a run stopped by Ctrl-C.
+#: shell's code for a run stopped by Ctrl-C. A finished run whose answer was forced exits
+#: :data:`FORCED_EXIT` instead of 0.
 EXIT = {
     Status.FINISHED: 0,
     Status.ERROR: 1,
@@ -35,6 +37,14 @@ EXIT = {
     Status.INTERRUPTED: 130,
     Status.CANCELLED: 130,
 }
+#: A ``finished`` run whose answer was forced (:attr:`RunResult.forced`): the step budget or
+#: the repeats ran out and the last step could only answer, so the answer is no plain success.
+FORCED_EXIT = 5
+
+
+def exit_code(result: RunResult) -> int:
+    """The exit code of a run that ended: its status's, or 5 for a forced answer."""
+    return FORCED_EXIT if result.forced else EXIT[result.status]
 
 
 class RunCommand(click.Command):
@@ -70,7 +80,7 @@ def not_started(error: TaoError | click.ClickException, as_json: bool) -> NoRetu
 def _error_object(run: RunResult | None, message: str) -> None:
     data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
     data.update(status="error", error=message)
-    click.echo(json.dumps(data, ensure_ascii=False))
+    echo_json(json.dumps(data, ensure_ascii=False))
 
 
 class Latest:
@@ -110,24 +120,24 @@ def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoRe
     that could not work is suggested.
     """
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        echo_json(json.dumps(result.to_dict(), ensure_ascii=False))
     if result.status in (Status.INTERRUPTED, Status.CANCELLED):
         how = (
             f"continue it with: tao resume {result.run_id}"
             if recorded
             else "it was not recorded (--no-log), so it cannot be resumed"
         )
-        click.echo(f"{result.status}: {how}", err=True)
-    sys.exit(EXIT[result.status])
+        echo(f"{result.status}: {how}", err=True)
+    sys.exit(exit_code(result))
 
 
 def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoReturn:
     """Ctrl-C or SIGTERM: the driver has recorded the run as interrupted; say so, exit 130."""
     result = latest.result
     if result is None:
-        click.echo("interrupted before the run started", err=True)
+        echo("interrupted before the run started", err=True)
         if as_json:
-            click.echo(json.dumps({"run_id": None, "status": "interrupted"}))
+            echo_json(json.dumps({"run_id": None, "status": "interrupted"}))
         sys.exit(130)
     result.status = Status.INTERRUPTED if result.status is Status.RUNNING else result.status
     conclude(result, as_json, recorded=recorded)
@@ -135,8 +145,10 @@ def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoRe
 
 def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
     """A fatal error (the run log is gone, the backend refused): one line, or one object."""
-    partial = error.partial if isinstance(error, FatalError) else None
+    partial = getattr(error, "partial", None) if isinstance(error, FatalError) else None
+    if not isinstance(partial, RunResult):  # the run so far, when the error carries one
+        partial = None
     if as_json:
         _error_object(partial or latest.result, str(error))
-    click.echo(f"Error: {error}", err=True)
+    echo(f"Error: {error}", err=True)
     sys.exit(1)

@@ -1,9 +1,9 @@
 """``tao eval``: the ReAct paper's benchmarks with every strategy (SPEC M4, P1, P2).
 
-    tao eval hotpotqa --questions data/hotpotqa/questions_dev.jsonl \\
-        --corpus data/hotpotqa/wiki.jsonl --strategy react --model local --limit 20
-    tao eval fever --questions data/fever/claims_on_local_wiki.json \\
-        --corpus data/hotpotqa/wiki.jsonl --strategy all --json
+    tao eval hotpotqa --strategy react --model local --limit 20   # the shipped sample
+    tao eval fetch                        # the full dev sets, once, into the user cache
+    tao eval fever --strategy all --json  # now on the full set
+    tao eval hotpotqa --questions my.jsonl --corpus my-wiki.jsonl
     tao eval report ~/.local/share/tao/evals -o chart.png
 
 Progress goes to stderr; the summary table to stdout (stderr with ``--json``,
@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.terminal import console, echo, echo_json
+from tao.cli.terminal import console as terminal_console
 from tao.cli.usage import cli_error
 from tao.errors import TaoError
 from tao.eval.config import (
@@ -54,16 +56,25 @@ def eval_group() -> None:
 #: The options of every benchmark command, in ``--help`` order.
 _OPTIONS: list[Decorator] = [
     click.option(
+        "--data",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="A data folder (hotpotqa/, fever/, react_prompts/); default: $TAO_EVAL_DATA, "
+        "else what tao eval fetch downloaded, else the shipped 20-question sample.",
+    ),
+    click.option(
+        "--download",
+        is_flag=True,
+        help="Fetch the full data first (as tao eval fetch does), then run on it.",
+    ),
+    click.option(
         "--questions",
         type=click.Path(path_type=Path),
-        required=True,
-        help="Questions file (HotpotQA JSONL, FEVER JSON).",
+        help="Questions file (HotpotQA JSONL, FEVER JSON); default: the data folder's.",
     ),
     click.option(
         "--corpus",
         type=click.Path(path_type=Path),
-        required=True,
-        help="Wiki corpus JSONL for search/lookup.",
+        help="Wiki corpus JSONL for search/lookup; default: the data folder's.",
     ),
     shown(
         "--strategy",
@@ -91,7 +102,8 @@ _OPTIONS: list[Decorator] = [
     click.option(
         "--prompts",
         type=click.Path(file_okay=False, path_type=Path),
-        help="The paper's react_prompts/ folder (default: found beside --questions).",
+        help="The paper's react_prompts/ folder (default: beside --questions, else the "
+        "data folder's).",
     ),
     shown(
         "--prompt",
@@ -126,8 +138,10 @@ def _options(command: _Command) -> _Command:
 class _Options:
     """The options of ``tao eval hotpotqa|fever``, as click parsed them."""
 
-    questions: Path
-    corpus: Path
+    data: Path | None
+    download: bool
+    questions: Path | None
+    corpus: Path | None
     strategy: str
     model_spec: str
     base_url: str | None
@@ -160,18 +174,21 @@ _benchmark_command("fever", "FEVER: SUPPORTS / REFUTES / NOT ENOUGH INFO accurac
 
 
 def _run_eval(benchmark: Benchmark, options: _Options) -> None:
-    from rich.console import Console
 
     from tao.cli.eval_progress import BarProgress
     from tao.eval.summary import combine_summaries, comparison_warnings, summary_table
 
+    if options.download:
+        _fetch()
     progress = BarProgress(benchmark)
     try:
-        questions, config = _prepare(benchmark, options)
+        questions, config, header = _prepare(benchmark, options)
+        if header:
+            progress.progress.console.print(header, markup=False, highlight=False)
         runs = _execute(config, questions, options, progress)
     except KeyboardInterrupt:
         progress.close()
-        click.echo(
+        echo(
             "\ninterrupted: every finished question is saved; run the same command again to resume",
             err=True,
         )
@@ -187,31 +204,51 @@ def _run_eval(benchmark: Benchmark, options: _Options) -> None:
         raise click.ClickException(str(error)) from None
     progress.close()
     summaries = [run.summary() for run in runs]
-    Console(stderr=options.as_json).print(summary_table(summaries))
+    console(stderr=options.as_json).print(summary_table(summaries))
     for warning in comparison_warnings(summaries):
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if options.as_json:
         shape = summaries[0] if options.strategy != "all" else combine_summaries(summaries)
-        click.echo(json.dumps(shape, ensure_ascii=False))
+        echo_json(json.dumps(shape, ensure_ascii=False))
     else:
         for run in runs:
-            click.echo(f"{run.config.strategy}: {run.results_file}", err=True)
+            echo(f"{run.config.strategy}: {run.results_file}", err=True)
 
 
-def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], EvalConfig]:
-    """The questions and the eval's config; a bad file fails here, not in a worker."""
+def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], EvalConfig, str]:
+    """The questions, the eval's config and a header line saying which data they are.
+
+    A bad file fails here, not in a worker. Each of questions, corpus and prompts comes
+    from its own option if given, else from the data folder (:func:`find_data`).
+    """
     from tao.eval.data import load_questions
-    from tao.eval.prompts import find_prompts_dir, load_prompts
+    from tao.eval.prompts import PromptsError, find_prompts_dir, load_prompts
+    from tao.eval.sources import FETCH_HINT, find_data
     from tao.tools.wiki import load_corpus
 
-    questions = load_questions(benchmark, options.questions)[: options.limit]
-    prompts_dir = options.prompts or find_prompts_dir(options.questions, options.corpus)
+    source = find_data(options.data)
+    questions_file = options.questions or source.questions(benchmark)
+    corpus = options.corpus or source.corpus
+    everything = load_questions(benchmark, questions_file)
+    questions = everything[: options.limit]
+    given = [p for p in (options.questions, options.corpus) if p is not None]
+    try:
+        prompts_dir = options.prompts or find_prompts_dir(*given)
+    except PromptsError:  # the paper's prompts are complete in every data folder
+        prompts_dir = source.prompts
     load_prompts(prompts_dir, benchmark)
-    load_corpus(options.corpus)
+    load_corpus(corpus)
+    header = "" if options.questions else source.describe(benchmark, len(everything))
+    if (
+        source.origin == "sample"
+        and not options.questions
+        and (options.limit or 0) > len(everything)
+    ):
+        header += f"\n--limit {options.limit}: the sample has {len(everything)}; {FETCH_HINT}"
     run = EVAL_RUN.replace(  # the agents' settings
         model=options.model_spec,
         base_url=options.base_url,
-        corpus=str(options.corpus.expanduser().resolve()),
+        corpus=str(corpus.expanduser().resolve()),
         max_steps=options.max_steps or DEFAULT_STEPS[benchmark],
         grammar=not options.no_grammar,
         max_seconds=options.max_seconds,
@@ -221,13 +258,13 @@ def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], E
         benchmark=benchmark,
         strategy=options.strategy if options.strategy != "all" else "react",
         prompts=str(prompts_dir.expanduser().resolve()),
-        questions=str(options.questions.expanduser().resolve()),
+        questions=str(questions_file.expanduser().resolve()),
         samples=options.samples,
         sc_temperature=options.sc_temperature,
         prompt=options.prompt,
         run=run,
     )
-    return questions, config
+    return questions, config, header
 
 
 def _execute(
@@ -237,7 +274,6 @@ def _execute(
     from tao.cli.live import loading
     from tao.eval.runner import Execution, run_all, run_strategy
     from tao.models import load_model
-    from tao.store import Store
 
     local = options.executor == "local"
     model = None
@@ -245,7 +281,9 @@ def _execute(
         with loading(config.model, progress.progress.console):
             model = load_model(config.model, base_url=config.run.base_url)
     execution = Execution(options.executor, options.concurrency, options.ray_address)
-    store = Store.open()
+    from tao.store.factory import open_store
+
+    store = open_store()
     if options.strategy == "all":
         return run_all(
             config, questions, store=store, execution=execution, progress=progress, model=model
@@ -267,6 +305,31 @@ def _stop_ray() -> None:
 
 
 @eval_group.command()
+def fetch() -> None:
+    """Download the full HotpotQA dev set, FEVER paper_dev and the paper's prompts (once).
+
+    Files are checked (sha256, or size and structure) and cached; later evals and the
+    wiki tools use them instead of the shipped sample. $TAO_DATA_MIRROR=URL fetches
+    every file from URL/NAME instead.
+    """
+    click.echo(f"data: {_fetch()}", err=True)
+
+
+def _fetch() -> Path:
+    """Run the download with a progress bar on stderr; a failure is one line, exit 1."""
+    from rich.console import Console
+
+    from tao.eval.fetch import fetch_all
+
+    try:
+        return fetch_all(Console(stderr=True))
+    except TaoError as error:
+        raise cli_error(error) from None
+    except OSError as error:
+        raise click.ClickException(f"cannot write the download cache: {error}") from None
+
+
+@eval_group.command()
 @click.argument("results", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "-o",
@@ -278,7 +341,6 @@ def _stop_ray() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON line.")
 def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> None:
     """Summarise results files (default: all of $TAO_HOME/evals); -o FILE charts them too."""
-    from rich.console import Console
 
     from tao.eval.report import load_results, write_chart
     from tao.eval.results import evals_dir
@@ -286,13 +348,13 @@ def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> Non
 
     try:
         groups = load_results(list(results) or [evals_dir()])
-        console = Console(stderr=as_json)
+        console = terminal_console(stderr=as_json)
         for summaries in groups.values():
             console.print(summary_table(list(summaries.values())))
             for warning in comparison_warnings(list(summaries.values())):
-                click.echo(f"warning: {warning}", err=True)
+                echo(f"warning: {warning}", err=True)
         if output is not None:
-            click.echo(f"chart: {write_chart(groups, output)}", err=True)
+            echo(f"chart: {write_chart(groups, output)}", err=True)
     except TaoError as error:
         raise cli_error(error) from None
     except OSError as error:
@@ -307,4 +369,4 @@ def report(results: tuple[Path, ...], output: Path | None, as_json: bool) -> Non
             }
             for (b, m), s in groups.items()
         ]
-        click.echo(json.dumps(shape, ensure_ascii=False))
+        echo_json(json.dumps(shape, ensure_ascii=False))

@@ -28,13 +28,14 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from tao.cli.terminal import console as safe_console
 from tao.format import terminal_safe
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from tao.eval.record import QuestionRecord
-    from tao.trace import RunResult, Step
+    from tao.state.result import RunResult, Step
 
 __all__ = ["BarProgress", "eta_seconds", "format_eta"]
 
@@ -84,7 +85,7 @@ class _ActivityProgress(Progress):
 class BarProgress:
     """A rich progress bar on stderr: questions done, score, elapsed, ETA, runs in flight.
 
-    Also a :class:`tao.trace.RunObserver` of every agent run of the eval (runs happen on
+    Also a :class:`tao.state.result.RunObserver` of every agent run of the eval (runs happen on
     worker threads, so what it keeps is guarded by a lock).
     """
 
@@ -97,7 +98,7 @@ class BarProgress:
             TextColumn("{task.fields[score]}"),
             TimeElapsedColumn(),
             _EtaColumn(self),
-            console=console or Console(stderr=True),
+            console=console or safe_console(stderr=True),
         )
         self.progress.activity = self
         self.task: TaskID | None = None

@@ -28,13 +28,14 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
+from tao.cli.terminal import console as safe_console
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
-from tao.redact import redact
-from tao.trace import StepKind
+from tao.redact.scan import redact
+from tao.state.result import StepKind
 
 if TYPE_CHECKING:
-    from tao.trace import RunResult, Step
+    from tao.state.result import RunResult, Step
 
 __all__ = ["RunStatus", "live_region", "loading", "status_console"]
 
@@ -48,7 +49,7 @@ def status_console(stdout: Console) -> Console | None:
     """Where the live display goes: stdout if it is a terminal, else stderr if it is one."""
     if stdout.is_terminal and not stdout.is_dumb_terminal:
         return stdout
-    stderr = Console(stderr=True, highlight=False)
+    stderr = safe_console(stderr=True)
     return stderr if stderr.is_terminal and not stderr.is_dumb_terminal else None
 
 
@@ -95,7 +96,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
     It goes to ``console`` (default stdout) if that is a terminal, else to stderr if that is
     one; ``quiet`` shows nothing (``--json``).
     """
-    console = None if quiet else status_console(console or Console(highlight=False))
+    console = None if quiet else status_console(console or safe_console())
     if console is None:
         yield
         return
@@ -110,7 +111,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
 class RunStatus:
     """What a run is doing now, for the status line; fed the run's events in order.
 
-    Also a :class:`tao.trace.RunObserver`: ``on_start`` hands it the live result, whose
+    Also a :class:`~tao.state.result.RunObserver`: ``on_start`` hands it the live result, whose
     usage gives the tokens of the steps done (a resumed run starts at its next step).
     """
 

@@ -34,9 +34,9 @@ from tao.format import (
     step_costs,
     terminal_safe,
 )
-from tao.jsontypes import JSONObject
-from tao.redact import redact
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.redact.scan import redact
+from tao.state.jsontypes import JSONObject
+from tao.state.result import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
 
@@ -165,13 +165,21 @@ def render_pending(
     preview: str | None,
     call_id: str = "",
     warning: str | None = None,
+    thought: str | None = None,
 ) -> RenderableType:
-    """A call waiting for a person: what it is, what it does, and its diff in colour;
-    ``warning``: that a crash cut it short and it may have taken effect (SPEC R1)."""
-    head = Text.assemble(
-        (f"[{call_id}] " if call_id else "", "dim"),
-        (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
-        ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
+    """A call waiting for a person: why the model wants it (its Thought), what it is, what
+    it does, and its diff in colour; ``warning``: that a crash cut it short and it may
+    have taken effect (SPEC R1). All of it is shown before the person is asked."""
+    head = Text()
+    if thought:
+        head.append("Thought: ", style="bold dim")
+        head.append(terminal_safe(redact(thought)) + "\n", style="italic")
+    head.append_text(
+        Text.assemble(
+            (f"[{call_id}] " if call_id else "", "dim"),
+            (terminal_safe(redact(format_call(tool, None, arguments))), "bold"),
+            ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
+        )
     )
     if warning:
         head.append(f"\n  ⚠ {warning}", style="bold red")
@@ -194,16 +202,19 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
     shown = status or str(result.status)
     parts: list[RenderableType] = [Rule(style="dim")]
     headline = Text.assemble(status_text(shown))
-    if result.stop_reason:
+    if result.forced:  # no plain success: the model was made to answer (issue 30)
+        why = "repeats spent" if "repeat" in (result.stop_reason or "") else "step budget spent"
+        headline.append(f"  (answer forced: {why}; the model was not done, check it)", "yellow")
+    elif result.stop_reason:
         headline.append(f"  (budget spent: {result.stop_reason})", style="yellow")
     parts.append(headline)
     if result.answer is not None:
         parts.append(
             Panel(
                 Text(result.answer),
-                title=Text(labels.answer, style="bold green"),
+                title=Text(labels.answer, style="bold yellow" if result.forced else "bold green"),
                 title_align="left",
-                border_style="green",
+                border_style="yellow" if result.forced else "green",
                 expand=False,
             )
         )
@@ -212,7 +223,13 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
     for call in result.pending or ():
         parts.append(
             render_pending(
-                call.tool, call.arguments, call.effects, call.preview, call.id, call.warning
+                call.tool,
+                call.arguments,
+                call.effects,
+                call.preview,
+                call.id,
+                call.warning,
+                call.thought,
             )
         )
     note = _unfinished_note(result, shown)

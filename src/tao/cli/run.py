@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import click
 
-from tao.act import Person
+from tao.store.factory import open_store
+from tao.run.act import Person
 from tao.cli.ending import (
     Latest,
     RunCommand,
@@ -26,12 +27,12 @@ from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
-from tao.jsontypes import JSONObject
-from tao.output import schema_of
+from tao.state.jsontypes import JSONObject
+from tao.run.output import schema_of
 from tao.protocol.labels import LABELS
-from tao.state import PendingCall, RunConfig
+from tao.state.config import PendingCall, RunConfig
 from tao.tools.base import Tool
-from tao.trace import RunObserver, RunResult
+from tao.state.result import RunObserver, RunResult
 
 #: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
 TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
@@ -318,12 +319,12 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
     line; a missing run, or one that has not ended, is a usage error (exit 2)."""
     from click.core import ParameterSource
 
-    from tao.approvals import rebuildable
+    from tao.approval.decide import rebuildable
     from tao.store import Store
 
     context = click.get_current_context()
     try:
-        with Store.open() as store:
+        with open_store() as store:
             parent = store.get_summary(run_id)
         if parent.status.resumable:
             raise click.UsageError(

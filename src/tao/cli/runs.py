@@ -16,7 +16,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 import click
 from rich.console import Console, RenderableType
@@ -24,16 +24,22 @@ from rich.table import Table
 from rich.text import Text
 
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
+from tao.cli.terminal import console as safe_console
+from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
-from tao.format import format_cost, format_time, plural
-from tao.store import STATUSES, Store
-from tao.trace import Status
+from tao.format import format_cost, format_time, plural, terminal_safe
+from tao.paths import private_open
+from tao.state.result import Status
+from tao.store.factory import open_store
+from tao.store.query import STATUSES
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _MODEL_WIDTH = 24
+#: Dropped in this order when the terminal is too narrow: Model, Cost, Tokens, Started, Steps.
+_DROPPED_FIRST = (6, 5, 4, 1, 3)
 _MIN_TASK_WIDTH = 24
 _NUMBERS = ("Steps", "Tokens", "Cost")
 #: Marks a follow-up's task in ``tao runs list`` (``tao runs show`` names the run it continues).
@@ -56,11 +62,12 @@ def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 def _console() -> Console:
     # highlight=False: numbers and paths in model text keep their plain colour.
-    return Console(highlight=False)
+    return safe_console()
 
 
 def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    """One row's cell: escaped first (SPEC S9), so the width counts what is shown."""
+    flat = " ".join(terminal_safe(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -76,11 +83,11 @@ def runs() -> None:
 @_store_errors
 def list_command(limit: int, status: str | None, as_json: bool) -> None:
     """The most recent runs, newest first."""
-    with Store.open() as store:
+    with open_store() as store:
         summaries = store.list_runs(limit=limit, status=status)
         prefixes = store.unique_prefixes(s.run_id for s in summaries)
     if as_json:
-        click.echo(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
+        echo_json(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
         return
     console = _console()
     if not summaries:
@@ -91,7 +98,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         [
             prefixes[summary.run_id],
             format_time(summary.started_at, seconds=False),
-            summary.status,
+            terminal_safe(summary.status),
             str(summary.steps),
             f"{summary.tokens:,}",
             format_cost(summary.cost_usd),
@@ -100,22 +107,26 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         for summary in summaries
     ]
     headers = ["ID", "Started", "Status", "Steps", "Tokens", "Cost", "Model"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)]
-    # Size the task to what is left, so a narrow terminal shortens the task, never an id;
-    # below ~100 columns the model goes first (``tao runs show`` has it).
-    if console.width - sum(widths) < _MIN_TASK_WIDTH:
-        headers, widths = headers[:-1], widths[:-1]
-    task_width = max(console.width - sum(widths), 12)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    # Ids, statuses and headers are never cut, and the task wraps in what is left: on a
+    # narrow terminal the least needed columns go first (``tao runs show`` has them all).
+    shown = list(range(len(headers)))
+    for dropped in _DROPPED_FIRST:
+        if console.width - sum(widths[i] + 2 for i in shown) >= _MIN_TASK_WIDTH:
+            break
+        shown.remove(dropped)
+    task_width = max(console.width - sum(widths[i] + 2 for i in shown), _MIN_TASK_WIDTH // 2)
     table = Table(header_style="bold", box=None, pad_edge=False)
-    for header in headers:
-        table.add_column(header, no_wrap=True, justify="right" if header in _NUMBERS else "left")
-    table.add_column("Task", no_wrap=True)
+    for i in shown:
+        justify: Literal["right", "left"] = "right" if headers[i] in _NUMBERS else "left"
+        table.add_column(headers[i], no_wrap=True, justify=justify, width=widths[i])
+    table.add_column("Task", overflow="fold", width=task_width)  # wrapped, never cut
     for row, summary in zip(rows, summaries, strict=True):
-        cells: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
-        extra: list[RenderableType] = [row[3], row[4], row[5], Text(row[6])]
-        cells += extra[: len(headers) - 3]
+        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
+        every += [row[3], row[4], row[5], Text(row[6])]
+        cells = [every[i] for i in shown]
         mark = FOLLOW_UP if summary.parent_id is not None else ""
-        table.add_row(*cells, Text(mark + _one_line(summary.task, task_width - len(mark))))
+        table.add_row(*cells, Text(mark + " ".join(summary.task.split())))
     console.print(table)
 
 
@@ -125,13 +136,13 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
 @_store_errors
 def show_command(run_id: str, as_json: bool) -> None:
     """Every step of one run: thought, action, observation, timings, tokens."""
-    with Store.open() as store:
+    with open_store() as store:
         summary = store.get_summary(run_id)
         result = store.get_run(summary.run_id)
         interrupted = summary.status is Status.INTERRUPTED
         stopped = store.load_state(summary.run_id) if interrupted else None
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
         return
     console = _console()
     console.print(render_run_header(result, status=summary.status))
@@ -175,14 +186,16 @@ def export_command(run_id: str, fmt: str, output: Path | None, full: bool) -> No
     A step's model_input holds the messages new since the step before, from index
     model_input_from of its whole input; --full gives each step its whole input.
     """
-    with Store.open() as store:
+    with open_store() as store:
         lines = list(store.export_jsonl(run_id, full=full))  # fail before touching the output
     if output is None:
         for line in lines:
-            click.echo(line)
+            echo_json(line)
         return
     try:
-        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        # owner-only, like the run log it comes from (tasks, answers, approvals)
+        with open(output, "w", encoding="utf-8", opener=private_open) as handle:
+            handle.write("".join(line + "\n" for line in lines))
     except OSError as error:
         raise UsageProblem(f"cannot write {output}: {error}") from None
-    click.echo(f"Wrote {plural(len(lines), 'line')} ({fmt}) to {output}", err=True)
+    echo(f"Wrote {plural(len(lines), 'line')} ({fmt}) to {output}", err=True)

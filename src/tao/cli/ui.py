@@ -14,8 +14,9 @@ import errno
 
 import click
 
+from tao.cli.terminal import echo
 from tao.errors import StoreError
-from tao.store import Store
+from tao.store.factory import open_store
 
 DEFAULT_PORT = 8765
 
@@ -33,7 +34,7 @@ def ui(port: int) -> None:
     from tao.ui import UiServer
 
     try:
-        store = Store.open()
+        store = open_store()
     except StoreError as error:
         raise click.ClickException(str(error)) from None
     try:
@@ -45,8 +46,8 @@ def ui(port: int) -> None:
                 f"port {port} is already in use; choose another with --port (0: any free port)"
             ) from None
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {error}") from None
-    click.echo(f"tao ui: {server.url}  (run log {store.where}; Ctrl+C to stop)", err=True)
-    click.echo(server.url)
+    echo(f"tao ui: {server.url}  (run log {store.where}; Ctrl+C to stop)", err=True)
+    echo(server.url)
     try:
         server.serve_forever()
     finally:

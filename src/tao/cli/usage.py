@@ -4,7 +4,8 @@ The rule a script can rely on:
 
 - **2**: the command line is wrong: an unknown option, a value out of range, flags that
   cannot go together, or a name on it (model spec, tool set, file, folder, run id) that
-  does not exist or cannot be used as what it must be. Nothing was done.
+  does not exist or cannot be used as what it must be, or a run another process is
+  acting for now (its lease, SPEC R5: wait, or stop that process). Nothing was done.
 - **1**: the command was right but something failed: a missing API key or package,
   an unreachable server, a corrupt run log, a run in a state that cannot go on.
 
@@ -19,10 +20,17 @@ from __future__ import annotations
 
 import click
 
-from tao.errors import ConfigError, ModelSpecError, TaoError, UnknownRunError, UnknownToolSetError
+from tao.errors import (
+    ConfigError,
+    ModelSpecError,
+    RunBusyError,
+    TaoError,
+    UnknownRunError,
+    UnknownToolSetError,
+)
 
 #: tao's errors that mean "what you typed is wrong", not "something failed".
-USAGE_ERRORS = (ModelSpecError, UnknownToolSetError, ConfigError, UnknownRunError)
+USAGE_ERRORS = (ModelSpecError, UnknownToolSetError, ConfigError, UnknownRunError, RunBusyError)
 
 
 class UsageProblem(click.ClickException):

@@ -8,7 +8,7 @@
     run.summary()
 
 ``EvalConfig`` holds what is eval's own (benchmark, strategy, prompts, samples…) and
-one :class:`tao.state.RunConfig` for its agents; each agent run is an ordinary run of
+one :class:`tao.state.config.RunConfig` for its agents; each agent run is an ordinary run of
 :class:`tao.Agent`, recorded in the run log with its ``RunConfig``.
 
 Modules, one concept each: ``data`` (questions), ``prompts`` (the paper's few-shot

@@ -2,7 +2,7 @@
 
 An eval is many ordinary agent runs. What is eval's own (benchmark, strategy, the
 paper's prompts, CoT-SC's samples) lives in :class:`EvalConfig`; every agent setting
-is one :class:`tao.state.RunConfig` inside it, ``run``, from which each agent's own
+is one :class:`tao.state.config.RunConfig` inside it, ``run``, from which each agent's own
 config is derived. There is no second list of run settings.
 
     run = EVAL_RUN.replace(model="local", corpus=corpus, max_steps=7)
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from tao.errors import ConfigError
 from tao.eval.data import Benchmark
 from tao.eval.prompts import STYLES, PromptKind, PromptSet
-from tao.jsontypes import JSONObject
-from tao.state import RunConfig
+from tao.state.config import RunConfig
+from tao.state.jsontypes import JSONObject
 
 STRATEGIES = ("standard", "cot", "cot-sc", "act", "react", "react-cot-sc", "cot-sc-react")
 #: ``--strategy all``: the single strategies first, then the two derived combinations.

@@ -16,7 +16,7 @@ from typing import Literal
 
 from tao.errors import ConfigError
 from tao.eval.metrics import normalize_label
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 
 Benchmark = Literal["hotpotqa", "fever"]
 BENCHMARKS: tuple[Benchmark, ...] = ("hotpotqa", "fever")

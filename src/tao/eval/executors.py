@@ -28,7 +28,7 @@ from tao.eval.data import Question
 from tao.eval.prompts import PromptSet, load_prompts
 from tao.eval.strategies import Outcome, answer_question
 from tao.models import Model, load_model
-from tao.trace import RunObserver
+from tao.state.result import RunObserver
 
 if TYPE_CHECKING:
     from tao.store import Store

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from tao.errors import ConfigError
-from tao.jsontypes import JSON
+from tao.state.jsontypes import JSON
 
 #: How a strategy prompts: direct answer, reasoning, actions only, or both.
 PromptKind = Literal["standard", "cot", "act", "react"]

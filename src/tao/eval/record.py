@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal, cast
 
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 
-#: How a question ended; an eval's own word, not a run's :class:`tao.trace.Status`.
+#: How a question ended; an eval's own word, not a run's :class:`tao.state.result.Status`.
 RecordStatus = Literal["finished", "no_answer", "error"]
 _STATUSES: tuple[RecordStatus, ...] = ("finished", "no_answer", "error")
 

@@ -2,7 +2,7 @@
 
     run = EVAL_RUN.replace(model="local", corpus=corpus)
     config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
-    run = run_strategy(config, questions[:10], store=Store.open())
+    run = run_strategy(config, questions[:10], store=open_store())
     run.summary()["em"]
 
 ``run_all`` runs every strategy. Its two combinations are *derived* from the
@@ -30,7 +30,7 @@ from tao.eval.results import ResultsFile
 from tao.eval.strategies import Outcome
 from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
-from tao.trace import RunObserver, RunResult, Step
+from tao.state.result import RunObserver, RunResult, Step
 
 if TYPE_CHECKING:
     from tao.store import Store

@@ -15,7 +15,7 @@
 - ``cot-sc-react``: CoT-SC; ReAct when the majority answer has fewer than samples/2 votes.
 
 Every run of every strategy is an ordinary agent run, so it lands in the run log
-(``tao runs show``) with its agent's :class:`tao.state.RunConfig` (derived from the
+(``tao runs show``) with its agent's :class:`tao.state.config.RunConfig` (derived from the
 eval's by :meth:`EvalConfig.agent_config`); the results file links each question to
 its runs by id.
 """
@@ -38,8 +38,8 @@ from tao.eval.prompts import PromptKind, PromptSet
 from tao.eval.record import QuestionRecord, RecordStatus, total_cost
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
-from tao.state import EvalTag, RunConfig
-from tao.trace import RunObserver, RunResult, Status, StepKind
+from tao.state.config import EvalTag, RunConfig
+from tao.state.result import RunObserver, RunResult, Status, StepKind
 
 if TYPE_CHECKING:
     from tao.store import Store

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from tao.errors import ModelUnavailableError
-from tao.jsontypes import JSONObject
 from tao.models import sdk
 from tao.models.base import Message, ModelReply, ModelRequest, OnText
+from tao.state.jsontypes import JSONObject
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

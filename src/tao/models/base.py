@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypedDict, runtime_checkable
 
-from tao.frozen import frozen
-from tao.jsontypes import JSONObject
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSONObject
 
 
 class FunctionCall(TypedDict):
@@ -112,7 +112,8 @@ class ModelReply:
     cache_read_tokens: int = 0
     #: Prompt tokens the provider wrote to its prompt cache (part of ``input_tokens``).
     cache_write_tokens: int = 0
-    #: What the call cost in US dollars (:mod:`tao.pricing`); ``None``: unknown, never a guess.
+    #: What the call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown,
+    #: never a guess.
     cost_usd: float | None = None
 
 

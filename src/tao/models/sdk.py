@@ -33,12 +33,12 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import httpx2
 
-from tao import pricing
 from tao.errors import ModelError
-from tao.jsontypes import JSON, JSONObject
+from tao.models import pricing
 from tao.models.base import Message, ModelReply, ModelRequest, OnText, ToolCall
 from tao.models.bridge import AsyncFirstModel
 from tao.models.loopback import QuickConnect, is_loopback
+from tao.state.jsontypes import JSON, JSONObject
 
 Client = TypeVar("Client")
 Item = TypeVar("Item")
@@ -329,7 +329,7 @@ class SdkModel(AsyncFirstModel, Generic[Client]):
         #: The host errors name: the base URL, or the provider's own API host.
         self.where = connection.base_url or host
         self.supports_stop = True
-        #: Which list price its replies are charged at (:mod:`tao.pricing`).
+        #: Which list price its replies are charged at (:mod:`tao.models.pricing`).
         self.price = pricing.PriceKey(name.partition(":")[0], model, connection.base_url)
         #: Looked up now (the table loads once per process, ~0.3 s), not in a timed call.
         self._cost_known = pricing.known(self.price)

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tao.jsontypes import JSON, JSONObject
 from tao.protocol.labels import Labels
 from tao.protocol.scan import Found, Scanner, lower_same_length
+from tao.state.jsontypes import JSON, JSONObject
 
 __all__ = [
     "Call",

@@ -13,10 +13,10 @@ of the answer line), so the model cannot invent its own Observation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from tao.jsontypes import JSONObject
 from tao.protocol.labels import Labels
+from tao.state.jsontypes import JSONObject
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENT_CHARS",
@@ -59,8 +59,15 @@ def react_grammar(
     max_thought_chars: int | None = DEFAULT_MAX_THOUGHT_CHARS,
     max_argument_chars: int | None = DEFAULT_MAX_ARGUMENT_CHARS,
     answer_schema: JSONObject | None = None,
+    schemas: Mapping[str, JSONObject] | None = None,
 ) -> str:
     """Return the GBNF grammar for one ReAct step in the language of ``labels``.
+
+    ``schemas`` (a tool's name to its arguments' JSON schema) makes each tool of several
+    parameters take them by name, ``write_file[path="a.txt", content="3"]``: its required
+    parameters in order, then any optional ones, strings quoted (issue 30: a small model
+    otherwise writes ``write_file[a.txt, 3]``, which binds to nothing). A tool of one
+    parameter keeps the free argument.
 
     With ``answer_schema`` (typed answers, SPEC L13) the answer, in ``finish[...]`` or
     on the answer line, can only be JSON matching it (llama.cpp's own converter).
@@ -92,6 +99,14 @@ def react_grammar(
     if typed:
         names.remove("finish")
         tools = " | ".join(gbnf_literal(n) for n in names)
+    keyed = _keyed_rules(names, schemas or {}, max_argument_chars)
+    if keyed:
+        plain = [n for n in names if n not in keyed[0]]
+        calls = ['tool "[" argument "]"'] if plain else []
+        calls += [
+            f"{gbnf_literal(n + '[')} {rule} {gbnf_literal(']')}" for n, rule in keyed[0].items()
+        ]
+        tools = " | ".join(gbnf_literal(n) for n in plain)
     decision = "( action | answer )"
     root = f'root ::= thought "\\n" {decision}' if require_thought else f"root ::= {decision}"
     lines = [
@@ -103,6 +118,11 @@ def react_grammar(
         f"argument ::= {argument_text}",
         f"answer ::= {gbnf_literal(labels.answer + ': ')} {answer_text}",
     ]
+    if keyed:
+        lines[2] = f"action ::= {gbnf_literal(labels.action + ': ')} ( {' | '.join(calls)} )"
+        if not plain:
+            del lines[3]
+        lines += keyed[1]
     if typed:
         finish_call = '"finish[" answer-json "]"'
         call = f'( tool "[" argument "]" | {finish_call} )' if names else finish_call
@@ -111,6 +131,41 @@ def react_grammar(
         if not names:  # finish is the only tool: no other calls to describe
             del lines[3:5]
     return "\n".join([*lines, *typed]) + "\n"
+
+
+def _keyed_rules(
+    names: list[str], schemas: Mapping[str, JSONObject], max_chars: int | None
+) -> tuple[dict[str, str], list[str]]:
+    """The arguments rule of each tool of several parameters (by tool name), and the rules
+    themselves: required parameters in order, then each optional one, ``name=value``."""
+    rules: dict[str, str] = {}
+    lines: list[str] = []
+    for name in names:
+        properties = schemas.get(name, {}).get("properties")
+        if name == "finish" or not isinstance(properties, dict) or len(properties) < 2:
+            continue
+        listed = schemas[name].get("required")
+        required = [p for p in properties if isinstance(listed, list) and p in listed]
+        parts: list[str] = []
+        for param in [*required, *(p for p in properties if p not in required)]:
+            key = gbnf_literal((", " if parts else "") + f"{param}=")
+            pair = f"{key} {_value(properties[param])}"
+            parts.append(pair if param in required else f"( {pair} )?")
+        rules[name] = f"args-{len(rules)}"
+        lines.append(f"{rules[name]} ::= {' '.join(parts)}")
+    if not rules:
+        return {}, []
+    char = '( [^"\\\\\\n] | "\\\\" ["\\\\nt] )'
+    return rules, [
+        *lines,
+        f'qstr ::= "\\"" {_bounded(char, 0, max_chars)} "\\""',
+        'value ::= qstr | "-"? [0-9]{1,15} ( "." [0-9]{1,10} )? | "True" | "False" | "None"',
+    ]
+
+
+def _value(schema: object) -> str:
+    """A string parameter takes a quoted string; anything else any Python literal value."""
+    return "qstr" if isinstance(schema, dict) and schema.get("type") == "string" else "value"
 
 
 def _answer_rules(schema: JSONObject) -> list[str]:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
 from tao.protocol import prompts
 from tao.protocol.labels import Labels

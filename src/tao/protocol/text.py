@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tao.frozen import frozen
-from tao.jsontypes import JSONObject
 from tao.protocol import dialects
 from tao.protocol.dialects import Call, decode_object, finish_names, json_text
 from tao.protocol.labels import LABELS, Labels
@@ -32,6 +30,8 @@ from tao.protocol.scan import (
     lower_same_length,
     strip_thinking,
 )
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSONObject
 
 __all__ = [
     "FINISH",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import FunctionCall, Message, ToolCallMessage, ToolSpec
 from tao.server.wire import ApiError
+from tao.state.jsontypes import JSON, JSONObject
 
 __all__ = ["ChatRequest", "read_chat_request"]
 

@@ -27,6 +27,7 @@ from tao.errors import TaoError
 from tao.models.base import Model
 from tao.server.chat_request import read_chat_request
 from tao.server.guard import Guard, Policy, allowed_names
+from tao.server.hangup import ClientGone, Hangup
 from tao.server.jsonbody import BadBody, decode_json
 from tao.server.openai_api import ChatServer
 from tao.server.queue import ModelGate
@@ -88,9 +89,18 @@ class _Api:
             raise ApiError(400, str(error)) from None
         chat_request = read_chat_request(body)
         if chat_request.stream:
-            return await stream_answer(self.chat, self.gate, chat_request)
+            return await stream_answer(self.chat, self.gate, chat_request, request.receive)
         async with self.gate.turn():
-            answer = await anyio.to_thread.run_sync(self.chat.complete, chat_request)
+            hangup = Hangup(request.receive)  # a client gone stops the model at its next token
+            try:
+                answer = await anyio.to_thread.run_sync(
+                    self.chat.complete, chat_request, hangup.on_text
+                )
+            except ClientGone:
+                hangup.log_stopped()
+                return Response(status_code=499)  # nobody reads it: the connection is closed
+            finally:
+                hangup.stop()
         return JSONResponse(dict(answer))
 
 

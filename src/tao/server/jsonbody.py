@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 
-from tao.jsontypes import JSON
+from tao.state.jsontypes import JSON
 
 __all__ = ["MAX_DEPTH", "BadBody", "decode_json"]
 

@@ -135,9 +135,10 @@ class ChatServer:
         finish = "tool_calls" if calls else (reply.finish_reason or "stop")
         return Reply(content, calls, finish, reply)
 
-    def complete(self, request: ChatRequest) -> ChatCompletion:
-        """Answer a request without streaming."""
-        answer = self.ask(request)
+    def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ChatCompletion:
+        """Answer a request without streaming; ``on_text`` sees the text as it comes (the
+        server's :class:`~tao.server.hangup.Hangup` stops a call whose client left there)."""
+        answer = self.ask(request, on_text)
         message: ReplyMessage = {"role": "assistant", "content": answer.content}
         if answer.tool_calls:
             message["tool_calls"] = answer.tool_calls

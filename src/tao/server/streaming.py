@@ -4,7 +4,9 @@ The model runs in a worker thread and hands each piece of text to the event loop
 response starts with the first piece, so a request that fails before any text is still
 answered with a plain JSON error. Each piece is a ``chat.completion.chunk``, then one chunk
 with the finish reason, then ``data: [DONE]``. A client that goes away stops the
-generation at its next piece; the model's turn is given back only when the thread is done.
+generation at its next piece, also while nothing was sent yet (a :class:`Hangup` watches
+the connection from the start); the model's turn is given back only when the thread is
+done.
 
     response = await stream_answer(chat, gate, request)
 """
@@ -22,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from tao.errors import TaoError
 from tao.server.chat_request import ChatRequest
+from tao.server.hangup import ClientGone, Hangup
 from tao.server.openai_api import ChatServer, Reply
 from tao.server.queue import ModelGate
 from tao.server.wire import ApiError, ChatCompletionChunk, Delta, ErrorBody
@@ -31,10 +34,6 @@ __all__ = ["stream_answer"]
 _Item = str | Reply | BaseException
 
 
-class _ClientGone(Exception):
-    """The client closed the connection while the reply streamed; stop generating."""
-
-
 def _event(payload: ChatCompletionChunk | ErrorBody) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
 
@@ -42,19 +41,18 @@ def _event(payload: ChatCompletionChunk | ErrorBody) -> bytes:
 class _Pump:
     """One model call in a worker thread, its text handed to the event loop in order."""
 
-    def __init__(self, chat: ChatServer, request: ChatRequest) -> None:
+    def __init__(self, chat: ChatServer, request: ChatRequest, hangup: Hangup) -> None:
         self.chat = chat
         self.request = request
+        self.hangup = hangup
         self.loop = asyncio.get_running_loop()
         self.items: asyncio.Queue[_Item] = asyncio.Queue()
-        self.gone = False
 
     def _put(self, item: _Item) -> None:
         self.loop.call_soon_threadsafe(self.items.put_nowait, item)
 
     def _on_text(self, text: str) -> None:
-        if self.gone:
-            raise _ClientGone
+        self.hangup.on_text(text)  # raises ClientGone once the client left
         self._put(text)
 
     def run(self) -> None:  # in the worker thread
@@ -83,7 +81,8 @@ class _Finish:
         if self.done:
             return
         self.done = True
-        self.pump.gone = True
+        self.pump.hangup.gone = True
+        self.pump.hangup.stop()
         with anyio.CancelScope(shield=True):
             await asyncio.wait([self.worker])  # the model's turn ends when the thread does
             await self.stack.aclose()
@@ -107,17 +106,24 @@ class _EventResponse(StreamingResponse):
             await self.finish()
 
 
-async def stream_answer(chat: ChatServer, gate: ModelGate, request: ChatRequest) -> Response:
-    """Wait for the model's turn, start the call, answer with its events."""
+async def stream_answer(
+    chat: ChatServer, gate: ModelGate, request: ChatRequest, receive: Receive
+) -> Response:
+    """Wait for the model's turn, start the call, answer with its events; ``receive`` is
+    the request's, watched for the client hanging up."""
     stack = AsyncExitStack()
     await stack.enter_async_context(gate.turn())
-    pump = _Pump(chat, request)
+    pump = _Pump(chat, request, Hangup(receive))
     finish = _Finish(pump, asyncio.ensure_future(anyio.to_thread.run_sync(pump.run)), stack)
     try:
         first = await pump.items.get()
     except BaseException:
         await finish()
         raise
+    if isinstance(first, ClientGone):  # left before the first piece: nobody to answer
+        await finish()
+        pump.hangup.log_stopped()
+        return Response(status_code=499)
     if isinstance(first, BaseException):
         await finish()
         error = _failure(first)
@@ -144,6 +150,9 @@ async def _events(
                 yield _event(chunk({"role": "assistant", "content": ""}, None))
             yield _event(chunk({}, item.finish_reason))
             yield b"data: [DONE]\n\n"
+            return
+        elif isinstance(item, ClientGone):
+            pump.hangup.log_stopped()
             return
         else:
             yield _event(_failure(item).body())

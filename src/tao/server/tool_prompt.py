@@ -21,8 +21,8 @@ import re
 import uuid
 from collections.abc import Sequence
 
-from tao.jsontypes import JSON
 from tao.models.base import FunctionCall, Message, ToolCallMessage, ToolSpec
+from tao.state.jsontypes import JSON
 
 __all__ = ["prompt_messages", "read_tool_calls"]
 

@@ -2,7 +2,7 @@
 
     from tao.store import RunRecorder, Store
 
-    store = Store.open()        # $TAO_HOME/tao.db, or TAO_DATABASE_URL's PostgreSQL
+    store = open_store()        # $TAO_HOME/tao.db, or TAO_DATABASE_URL's PostgreSQL
     agent.run(task, observers=[RunRecorder(store, agent.config)])
     store.list_runs(limit=5)
     store.find_runs(RunQuery(text="README", status="finished", offset=20))
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from tao.paths import default_db_path
 from tao.store.base import Store
-from tao.store.query import STATUSES, RunPage, RunQuery
+from tao.store.factory import open_store
+from tao.store.query import STATUSES, RunPage, RunQuery, RunSummary
 from tao.store.recorder import RunRecorder
-from tao.store.rows import RunSummary
 from tao.store.schema import SCHEMA_VERSION
 from tao.store.sqlite import SQLiteStore
 
@@ -33,4 +33,5 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "default_db_path",
+    "open_store",
 ]

@@ -4,15 +4,15 @@
 only connect, run transactions and word errors: :class:`tao.store.sqlite.SQLiteStore`
 (one file under ``$TAO_HOME``) and :class:`tao.store.postgres.PostgresStore`
 (``TAO_DATABASE_URL``). Every query is written here once, with ``?`` placeholders,
-against the :class:`~tao.store.rows.Connection` a subclass yields.
+against the :class:`~tao.store.sql.Connection` a subclass yields.
 
-    store = Store.open()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
+    store = open_store()                     # SQLite, or PostgreSQL if TAO_DATABASE_URL is set
     for summary in store.list_runs(limit=5):
         print(summary.run_id[:8], summary.status, summary.task)
     result = store.get_run("3f2a")           # a unique prefix is enough
 
-Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.Checkpoint`
-and a :class:`tao.state.RunConfig` go in and come out; a damaged JSON column is a
+Typed state crosses this boundary, JSON stays inside: a :class:`tao.state.config.Checkpoint`
+and a :class:`tao.state.config.RunConfig` go in and come out; a damaged JSON column is a
 :class:`tao.errors.StateError` naming the run.
 """
 
@@ -20,34 +20,34 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError, UnknownRunError
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.paths import DATABASE_URL_ENV, database_url
-from tao.state import Checkpoint, PendingCall, RunConfig
+from tao.state.budget import Usage
+from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Status, Step
+from tao.store import lease as _lease
 from tao.store import private, transcript
-from tao.store.query import RunPage, RunQuery, find_runs, models
-from tao.store.retry import retrying
-from tao.store.rows import (
+from tao.store.query import (
     SELECT_SUMMARY,
-    Connection,
+    RunPage,
+    RunQuery,
     RunSummary,
-    dumps,
-    insert_run,
-    loads_object,
-    record_end,
-    shortest_prefixes,
+    find_runs,
+    models,
     summary_from_row,
 )
+from tao.store.retry import retrying
+from tao.store.rows import insert_run, record_end, shortest_prefixes
 from tao.store.schema import SCHEMA_VERSION
+from tao.store.sql import Connection, dumps, loads_object
 from tao.store.steps import insert_step, read_steps, stored_indexes
-from tao.trace import RunResult, Status, Step, Usage
 
 T = TypeVar("T")
 
@@ -73,27 +73,6 @@ class Store(ABC):
             self._tails[run_id] = end
         return end
 
-    @staticmethod
-    def open(path: Path | str | None = None) -> Store:
-        """Open (creating and migrating if needed) the run log.
-
-        ``path`` names an SQLite file. Without it, ``TAO_DATABASE_URL``
-        (``postgresql://…``) selects PostgreSQL, else ``$TAO_HOME/tao.db``.
-        """
-        url = database_url()
-        if path is None and url:
-            try:  # psycopg is an optional extra, imported only when asked for
-                from tao.store.postgres import PostgresStore
-            except ImportError:
-                raise StoreError(
-                    f"{DATABASE_URL_ENV} selects PostgreSQL, which needs psycopg: "
-                    "pip install 'tao[postgres]' (or unset it to use the SQLite run log)"
-                ) from None
-            return PostgresStore.connect(url)
-        from tao.store.sqlite import SQLiteStore
-
-        return SQLiteStore.connect(path)
-
     # -- what a backend provides -----------------------------------------------------
 
     def close(self) -> None:
@@ -112,6 +91,11 @@ class Store(ABC):
         one is short and takes the write lock up front, so writers never deadlock.
         Database errors leave it as :class:`tao.errors.StoreError`.
         """
+
+    def now(self, conn: Connection) -> float:
+        """Seconds since the epoch by the run log's clock: the one every lease is timed by,
+        so processes on hosts whose clocks differ agree on when a lease runs out."""
+        return time.time()
 
     def _read(self) -> AbstractContextManager[Connection]:
         return self._transaction(write=False)
@@ -156,16 +140,20 @@ class Store(ABC):
         *,
         begin: bool = False,
         config: RunConfig | None = None,
+        lease: _lease.Terms | None = None,
     ) -> None:
         """Finished steps and the checkpoint after them, in one transaction: never a stored
         step without the checkpoint that follows it. ``begin``: the run's row first, as
-        :meth:`begin_run` writes it (with ``config``)."""
+        :meth:`begin_run` writes it (with ``config``). ``lease``: this process's lease on
+        the run, taken with the row (``begin``) or checked before writing (SPEC R5)."""
         run_id = result.run_id
         kept = _kept(run_id, checkpoint)  # once, outside the transaction and its retries
 
         def work(conn: Connection) -> None:
             if begin:
                 insert_run(conn, result, config, restart=True)
+            if lease is not None:
+                self._hold(conn, run_id, lease, take=begin)
             end = self._tail(conn, run_id)
             if end is None and not steps:
                 return  # no such run (yet): nothing to attach the checkpoint to
@@ -188,12 +176,14 @@ class Store(ABC):
         checkpoint: Checkpoint | None = None,
         steps: Sequence[Step] | None = None,
         begun: bool = False,
+        lease: _lease.Terms | None = None,
     ) -> None:
         """Record the final status, answer and usage, with the run's last ``checkpoint``;
         also stores ``steps``, or without them any step of ``result`` not yet stored.
 
         Works without a prior :meth:`begin_run` (unless ``begun`` says there was one), so
         a finished result can be saved in one call (imports, tests, late observers).
+        ``lease``: this process's lease, checked before writing and released with the end.
         """
         run_id = result.run_id
         kept = _kept(run_id, checkpoint)  # once, outside the transaction and its retries
@@ -201,6 +191,8 @@ class Store(ABC):
         def work(conn: Connection) -> None:
             if not begun:
                 insert_run(conn, result, config, restart=False)
+            if lease is not None:
+                self._hold(conn, run_id, lease, take=not begun)
             end = self._tail(conn, run_id) or transcript.Tail(0, None)
             stored = set() if steps is not None else stored_indexes(conn, run_id)
             for step in result.steps if steps is None else steps:
@@ -209,9 +201,63 @@ class Store(ABC):
             if kept is not None:
                 transcript.save_checkpoint(conn, run_id, *kept, end)
             record_end(conn, result)
+            if lease is not None:
+                _lease.release(conn, run_id, lease.holder)
 
         self._record(run_id, f"its end ({result.status})", work)
         self._tails.pop(run_id, None)
+
+    # -- the run lease (SPEC R5; see tao.store.lease) --------------------------------------
+
+    def _hold(self, conn: Connection, run_id: str, terms: _lease.Terms, *, take: bool) -> None:
+        """Take (``take``) or check this holder's lease inside a write; raises
+        :class:`~tao.errors.RunBusyError` (the write is rolled back) when another holds it."""
+        now = self.now(conn)
+        if take:
+            other = _lease.take(conn, run_id, terms, now)
+            if other is not None:
+                raise _lease.busy(run_id, other)
+        else:
+            _lease.fence(conn, run_id, terms, now)
+
+    def take_lease(self, run_id: str, terms: _lease.Terms) -> None:
+        """Take the run's lease for ``terms.holder`` for ``terms.seconds``; a run already held
+        by another live holder is :class:`~tao.errors.RunBusyError`, and nothing changes."""
+
+        def work(conn: Connection) -> _lease.Lease | None:
+            return _lease.take(conn, run_id, terms, self.now(conn))
+
+        other = self._retrying(work, write=True)
+        if other is not None:
+            raise _lease.busy(run_id, other)
+
+    def renew_lease(self, run_id: str, terms: _lease.Terms) -> bool:
+        """Push the lease on by ``terms.seconds``; ``False`` when the holder lost it."""
+        return self._retrying(
+            lambda conn: _lease.renew(conn, run_id, terms, self.now(conn)), write=True
+        )
+
+    def release_lease(self, run_id: str, holder: str) -> None:
+        """Give the lease up, if ``holder`` still holds it."""
+        self._retrying(lambda conn: _lease.release(conn, run_id, holder), write=True)
+
+    def get_lease(self, run_id: str) -> _lease.Lease | None:
+        """Who holds the run's lease now (perhaps run out), or ``None``."""
+        return self._retrying(lambda conn: _lease.read(conn, run_id), write=False)
+
+    def check_free(self, run_id: str) -> None:
+        """:class:`~tao.errors.RunBusyError` when a live holder has the run now: the early,
+        read-only look a command takes before it builds anything for the run (the take
+        itself comes later, and decides)."""
+
+        def work(conn: Connection) -> _lease.Lease | None:
+            held = _lease.read(conn, run_id)
+            live = held is not None and held.until >= self.now(conn) and not held.dead()
+            return held if live else None
+
+        held = self._retrying(work, write=False)
+        if held is not None:
+            raise _lease.busy(run_id, held)
 
     def save_state(self, run_id: str, checkpoint: Checkpoint) -> None:
         """Keep the run's latest checkpoint: what ``tao resume`` continues from.

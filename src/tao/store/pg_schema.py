@@ -24,7 +24,6 @@ migration leaves nothing half-done.
 
 from __future__ import annotations
 
-from tao.store.rows import Connection, SQLValue
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
@@ -37,7 +36,9 @@ from tao.store.schema import (
     tables_v1,
     tables_v3,
     tables_v6,
+    tables_v7,
 )
+from tao.store.sql import Connection, SQLValue
 
 #: Arbitrary, fixed key of the advisory lock that serialises migrations ("tao" in ASCII).
 MIGRATION_LOCK = 0x74616F
@@ -63,6 +64,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V4,
     V5,
     tables_v6(POSTGRES),
+    tables_v7(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

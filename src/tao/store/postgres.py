@@ -4,7 +4,7 @@
     tao run "…"                  # recorded in PostgreSQL
     tao runs list                # read from it
 
-:meth:`tao.store.Store.open` returns a :class:`PostgresStore` when
+:meth:`tao.store.open_store` returns a :class:`PostgresStore` when
 ``TAO_DATABASE_URL`` is set. It implements :class:`tao.store.base.Store`, whose
 queries are the ones the SQLite log runs (written with ``?`` placeholders,
 translated to psycopg's ``%s`` here); rows come back readable by name and
@@ -36,8 +36,8 @@ from tao.paths import DATABASE_URL_ENV
 from tao.store.base import Store
 from tao.store.pg_schema import migrate
 from tao.store.retry import ConnectionLost
-from tao.store.rows import Connection, Cursor, SQLValue
 from tao.store.schema import SCHEMA_VERSION, NotARunLogError, SchemaTooNewError
+from tao.store.sql import Connection, Cursor, SQLValue
 
 _CONNECT_TIMEOUT_S = 10
 _SCHEMES = ("postgresql://", "postgres://")
@@ -71,7 +71,7 @@ def _records(cursor: psycopg.Cursor[PostgresRecord]) -> RowMaker[PostgresRecord]
 
 
 class QmarkConnection:
-    """A :class:`~tao.store.rows.Connection` over psycopg: ``?`` placeholders become ``%s``.
+    """A :class:`~tao.store.sql.Connection` over psycopg: ``?`` placeholders become ``%s``.
 
     The run log's SQL has no ``?`` or ``%`` inside string literals; a literal ``%``
     is doubled anyway, as psycopg requires.
@@ -109,7 +109,7 @@ class PostgresStore(Store):
     """The run log in one PostgreSQL database; one connection shared by threads under a lock."""
 
     def __init__(self, url: str, conn: psycopg.Connection[PostgresRecord]) -> None:
-        """Use :meth:`connect` (or ``Store.open()`` with ``TAO_DATABASE_URL``)."""
+        """Use :meth:`connect` (or ``open_store()`` with ``TAO_DATABASE_URL``)."""
         super().__init__(display_url(url))
         self.url = url
         self._pg = conn
@@ -147,6 +147,12 @@ class PostgresStore(Store):
                 raise ConnectionLost(str(_store_error(self.url, error))) from None
             except psycopg.Error as error:
                 raise _store_error(self.url, error) from None
+
+    def now(self, conn: Connection) -> float:
+        """The server's clock: every host sharing the log times leases by it."""
+        row = conn.execute("SELECT extract(epoch from clock_timestamp())::double precision")
+        value = row.fetchone()
+        return float(value[0]) if value is not None else 0.0
 
     def _disconnect(self) -> None:
         self._pg.close()

@@ -7,18 +7,124 @@ The filtering, counting and paging happen in SQL, written once for SQLite and
 PostgreSQL (``lower(task) LIKE ?`` matches case-insensitively on both; the
 pattern's own ``%`` and ``_`` are escaped). One exception keeps the answer honest:
 a ``running`` row whose process is gone reads ``interrupted`` (judged in Python,
-:func:`tao.store.rows.process_gone`), so those two statuses read every row
+:func:`tao.store.sql.process_gone`), so those two statuses read every row
 recorded as running or interrupted that matches the rest, and sort them out
 before paging.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from tao.errors import StoreError
-from tao.store.rows import SELECT_SUMMARY, Connection, RunSummary, SQLValue, summary_from_row
-from tao.trace import Status
+from tao.errors import StateError, StoreError
+from tao.state.config import RunConfig
+from tao.state.jsontypes import JSONObject
+from tao.state.result import Status
+from tao.store.sql import Connection, Row, SQLValue, loads_object, process_gone
+
+#: A running run's usage, summed over its model calls when read (``finish_run`` records
+#: the totals; no step rewrites the run's row for them, which keeps a step's write small).
+_LIVE = """CASE WHEN status = 'running' THEN (SELECT CAST({total} AS BIGINT) FROM model_calls c
+                WHERE c.run_id = runs.id) ELSE {column} END AS {column}"""
+
+#: A running run's cost, summed over its steps: unknown (NULL) once an answered call has none.
+_LIVE_COST = """CASE WHEN status = 'running' THEN (SELECT CASE WHEN sum(CASE WHEN s.cost_usd IS NULL
+                AND s.kind <> 'model_error' THEN 1 ELSE 0 END) > 0 THEN NULL
+                ELSE coalesce(sum(s.cost_usd), 0) END FROM steps s WHERE s.run_id = runs.id)
+                ELSE cost_usd END AS cost_usd"""
+
+SELECT_SUMMARY = f"""
+    SELECT id, task, model, lang, status, answer, error, stop_reason,
+           started_at, finished_at, duration_s,
+           (SELECT count(*) FROM steps WHERE steps.run_id = runs.id) AS steps,
+           {_LIVE.format(total="count(*)", column="model_calls")},
+           {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
+           {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
+           {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
+           {_LIVE_COST}, config, pid, host, parent_id
+    FROM runs
+"""  # noqa: S608 (constant expressions, no data)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """One row of ``tao runs list``: who, when, how it ended, what it cost."""
+
+    run_id: str
+    task: str
+    model: str
+    lang: str
+    status: Status
+    """As recorded; a ``running`` row whose process on this host is gone reads ``interrupted``."""
+    answer: str | None
+    error: str | None
+    stop_reason: str | None
+    started_at: float
+    finished_at: float | None
+    duration_s: float | None
+    steps: int
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    evaluated_tokens: int | None
+    config: RunConfig | None
+    """The settings the run was started with; ``None`` when none were recorded."""
+    parent_id: str | None = None
+    """The run this one follows up (``tao run --continue``), if any."""
+    cost_usd: float | None = None
+    """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.budget.Usage`)."""
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> JSONObject:
+        """The ``--json`` shape of ``tao runs list``; ``config`` is ``{}`` when unknown."""
+        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["status"] = str(self.status)
+        data["config"] = self.config.to_json() if self.config is not None else {}
+        data["tokens"] = self.tokens
+        return data
+
+
+def read_config(text: str, run_id: str) -> RunConfig | None:
+    """The stored settings of a run; ``{}`` (none recorded) is ``None``."""
+    data = loads_object(text, f"the config of run {run_id}")
+    if not data:
+        return None
+    try:
+        return RunConfig.from_json(data)
+    except StateError as error:
+        raise StateError(f"run {run_id}: {error}") from None
+
+
+def summary_from_row(row: Row) -> RunSummary:
+    status = Status(row["status"])
+    if status is Status.RUNNING and process_gone(row["pid"], row["host"]):
+        status = Status.INTERRUPTED
+    return RunSummary(
+        run_id=row["id"],
+        task=row["task"],
+        model=row["model"],
+        lang=row["lang"],
+        status=status,
+        answer=row["answer"],
+        error=row["error"],
+        stop_reason=row["stop_reason"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        duration_s=row["duration_s"],
+        steps=row["steps"],
+        model_calls=row["model_calls"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        evaluated_tokens=row["evaluated_tokens"],
+        config=read_config(row["config"], row["id"]),
+        parent_id=row["parent_id"],
+        cost_usd=row["cost_usd"],
+    )
+
 
 #: Every status a query can filter on.
 STATUSES: tuple[str, ...] = tuple(str(status) for status in Status)

@@ -1,12 +1,12 @@
 """Record a run into the run log while it happens (SPEC M3).
 
-:class:`RunRecorder` is a :class:`tao.trace.RunObserver`: the agent calls it at
+:class:`RunRecorder` is a :class:`tao.state.result.RunObserver`: the agent calls it at
 the start, after every step and at the end. Each call is its own committed
 transaction, so a run that is killed half-way keeps every step it finished,
 and its row stays ``running`` (read as ``interrupted`` once its process is
 gone) instead of vanishing.
 
-    store = Store.open()
+    store = open_store()
     config = RunConfig(model="local", tools=("calc",))
     agent.run("What is 17 * 23 + 4?", observers=[RunRecorder(store, config)])
 
@@ -16,9 +16,9 @@ the run is the caller's decision, not the recorder's.
 
 from __future__ import annotations
 
-from tao.state import RunConfig
+from tao.state.config import RunConfig
+from tao.state.result import RunResult, Step
 from tao.store.base import Store
-from tao.trace import RunResult, Step
 
 
 class RunRecorder:

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from tao.errors import StoreError
 from tao.paths import STORE_RETRY_ENV, store_retry_s
-from tao.store.rows import Connection
+from tao.store.sql import Connection
 
 T = TypeVar("T")
 

@@ -30,6 +30,10 @@ Versions:
   --continue``); NULL for every other run, and for every run written before v5.
 * v6 (issue 15): ``steps.cost_usd`` and ``runs.cost_usd``, money in US dollars (NULL:
   unknown, as in every row written before v6).
+* v7 (issue 26, SPEC R5): the run lease, ``runs.lease_holder`` (who acts for the run:
+  ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
+  and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
+  holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
 
 Design notes:
 
@@ -47,10 +51,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tao.errors import StoreError
-from tao.store.rows import Connection
+from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -207,6 +211,16 @@ def tables_v6(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def tables_v7(d: Dialect) -> tuple[str, ...]:
+    """v6 -> v7, the same on both databases: the run lease (SPEC R5); a NULL holder is no
+    lease, so every run written before v7 is free to be taken."""
+    return (
+        "ALTER TABLE runs ADD COLUMN lease_holder TEXT",
+        f"ALTER TABLE runs ADD COLUMN lease_since {d.real}",
+        f"ALTER TABLE runs ADD COLUMN lease_until {d.real}",
+    )
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -215,6 +229,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V4,
     V5,
     tables_v6(SQLITE),
+    tables_v7(SQLITE),
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION

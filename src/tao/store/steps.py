@@ -18,15 +18,16 @@ from collections.abc import Sequence
 from typing import cast
 
 from tao.errors import StateError
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.redact import redact
-from tao.redacted import redact_json
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Step
 from tao.store import transcript
-from tao.store.rows import Connection, Row, dumps, loads, loads_object
-from tao.trace import RunResult, Step
+from tao.store.sql import Connection, Row, dumps, loads, loads_object
 
-#: Step columns named as :class:`tao.trace.Step` fields (``arguments``, ``model_input``: JSON).
+#: Step columns named as :class:`tao.state.result.Step` fields (``arguments`` and
+#: ``model_input`` hold JSON).
 STEP_FIELDS = (
     "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
     "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from tao.errors import StateError
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message
-from tao.redacted import redact_json
-from tao.state import Checkpoint
-from tao.store.rows import Connection, SQLValue, dumps, loads
+from tao.redact.structured import redact_json
+from tao.state.config import Checkpoint
+from tao.state.jsontypes import JSON, JSONObject
+from tao.store.sql import Connection, SQLValue, dumps, loads
 
 #: The run (no row: no such run), how many messages it has stored, the last one, and its
 #: last step.

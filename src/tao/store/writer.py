@@ -23,7 +23,7 @@ which resumes from the checkpoint before it and is asked again.
     writer.flush()                                     # written now
     writer.on_finish(result)                           # the rest, and the run's end
 
-It is the run log's :class:`tao.trace.RunObserver` for the agent's own run log (the
+It is the run log's :class:`tao.state.result.RunObserver` for the agent's own run log (the
 driver hands it steps itself, so ``on_step`` does nothing);
 :class:`tao.store.RunRecorder` is the one to attach to any other run.
 """
@@ -36,9 +36,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from tao.state import Checkpoint, RunConfig
+from tao.state.config import Checkpoint, RunConfig
+from tao.state.result import RunResult, Step
 from tao.store.base import Store
-from tao.trace import RunResult, Step
+from tao.store.heartbeat import RunLease
 
 #: How long a finished step may wait for its write.
 WRITE_WITHIN_S = 0.05
@@ -47,9 +48,13 @@ WRITE_WITHIN_S = 0.05
 class ProgressWriter:
     """What one run has not yet written, and the lock around writing it."""
 
-    def __init__(self, store: Store, config: RunConfig | None = None) -> None:
-        """``config`` is recorded with the run, for resume and eval; ``None``: not known."""
-        self.store, self.config = store, config
+    def __init__(
+        self, store: Store, config: RunConfig | None = None, lease: RunLease | None = None
+    ) -> None:
+        """``config`` is recorded with the run, for resume and eval; ``None``: not known.
+        ``lease``: the run's lease (SPEC R5), taken with the run's first write unless taken
+        already, checked by every write, released with the run's end."""
+        self.store, self.config, self.lease = store, config, lease
         self.result: RunResult | None = None
         #: The run's row is still to be written (as running), with the next write.
         self._begin = False
@@ -79,9 +84,17 @@ class ProgressWriter:
         with self._lock:
             steps, checkpoint = self._steps, self._held()
             self._steps, self._checkpoint, self._later = [], None, None
+            lease = self.lease
             self.store.finish_run(
-                result, self.config, checkpoint=checkpoint, steps=steps, begun=self.started
+                result,
+                self.config,
+                checkpoint=checkpoint,
+                steps=steps,
+                begun=self.started,
+                lease=lease.terms if lease is not None else None,
             )
+            if lease is not None:
+                lease.ended()
 
     def steps(self, steps: Iterable[Step]) -> None:
         with self._lock:
@@ -129,10 +142,17 @@ class ProgressWriter:
         """Called with the lock held."""
         if self.result is None or not (self._begin or self._holds()):
             return
-        steps, checkpoint = self._steps, self._held()
+        steps, checkpoint, lease = self._steps, self._held(), self.lease
         self.store.save_progress(
-            self.result, steps, checkpoint, begin=self._begin, config=self.config
+            self.result,
+            steps,
+            checkpoint,
+            begin=self._begin,
+            config=self.config,
+            lease=lease.terms if lease is not None else None,
         )
+        if lease is not None and self._begin:
+            lease.taken()  # the row is written with it: renewed from now on
         self._steps, self._begin, self.started = [], False, True
         self._checkpoint = self._later = None
 

@@ -14,12 +14,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from tao.act import Ready
-from tao.jsontypes import JSON, JSONObject
 from tao.models.base import Message, ModelReply, ModelRequest
-from tao.redact import redact
-from tao.redacted import redact_json
-from tao.trace import RunResult, Step
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
+from tao.state.calls import Ready
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Step
 
 #: An attribute value as OpenTelemetry takes it.
 Value = str | bool | int | float | Sequence[str] | Sequence[int]

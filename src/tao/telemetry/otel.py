@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -32,13 +32,12 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, TracerProvider
 
-from tao.act import Outcome, Ready
-from tao.exchange import RunTools
+from tao.errors import describe_error
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
-from tao.runs import describe_error
-from tao.telemetry import Job, RunTracing, global_provider_set
+from tao.state.calls import Outcome, Ready
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.telemetry import attributes as attrs
-from tao.trace import RunResult, Status, Step, StepKind
+from tao.telemetry.hooks import Job, RunTracing, global_provider_set
 
 _owning = threading.Lock()
 
@@ -74,19 +73,12 @@ class OpenTelemetry:
 
 
 def _exporting_provider() -> TracerProvider:
-    """A provider batching spans to the OTLP/HTTP endpoint; it flushes them at exit
-    (the SDK's ``shutdown_on_exit``), so a ``tao run`` loses none."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    """A provider batching spans to the OTLP/HTTP endpoint; it flushes them at exit, within
+    a second and with one summary line if the collector is down (:mod:`tao.telemetry.export`),
+    so a ``tao run`` loses none to a collector that answers."""
+    from tao.telemetry.export import exporting_provider
 
-    resource = Resource.create()
-    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
-        resource = resource.merge(Resource({SERVICE_NAME: "tao"}))
-    provider = SdkTracerProvider(resource=resource, shutdown_on_exit=True)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return provider
+    return exporting_provider()
 
 
 def _version() -> str:
@@ -226,10 +218,10 @@ class RunSpans:
         finally:
             span.end()
 
-    def tools(self, request: RunTools, jobs: list[Job]) -> list[Job]:
+    def tools(self, step: int, calls: Sequence[Ready], jobs: list[Job]) -> list[Job]:
         return [
-            functools.partial(self._tool, request.step, ready, job)
-            for ready, job in zip(request.calls, jobs, strict=True)
+            functools.partial(self._tool, step, ready, job)
+            for ready, job in zip(calls, jobs, strict=True)
         ]
 
     def _tool(self, step: int, ready: Ready, job: Job) -> Outcome:

@@ -30,7 +30,7 @@ import docstring_parser
 from pydantic import BaseModel, ValidationError
 
 from tao.errors import ToolDefinitionError, ToolError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.limits import run_coroutine
 from tao.tools.params import as_given, params_model
 from tao.tools.paths import resolve_path

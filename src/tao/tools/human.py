@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from tao.errors import ToolError
+from tao.interrupts import read_line
 from tao.tools.base import Tool, make_tool
 
 NO_PERSON = "no person is available to answer (stdin closed)"
@@ -25,10 +26,10 @@ def ask_terminal(question: str) -> str:
     print("your answer> ", end="", file=sys.stderr, flush=True)
     if sys.stdin is None or sys.stdin.closed:
         raise EOFError
-    line = sys.stdin.readline()
-    if not line:
+    line = read_line()  # no buffer lock held: Ctrl-C ends the command cleanly
+    if line is None:
         raise EOFError
-    return line.rstrip("\r\n")
+    return line
 
 
 def human_tools(ask: Callable[[str], str] | None = None) -> list[Tool]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Generic, TypeVar, cast
 
-from tao.frozen import frozen
+from tao.state.frozen import frozen
 
 T = TypeVar("T")
 

@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from tao.errors import ToolError
-from tao.jsontypes import JSON, JSONObject
+from tao.state.jsontypes import JSON, JSONObject
 from tao.lookalikes import name_problem
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import (

@@ -19,7 +19,7 @@ import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tao.errors import ToolDefinitionError
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 
 #: Types whose exact instances pydantic's lax mode returns unchanged.
 _AS_IS = (str, int, float, bool)

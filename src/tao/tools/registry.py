@@ -138,7 +138,7 @@ def check_names(tools: Sequence[Tool]) -> None:
     only in spelling or look alike.
 
     Names are compared after :func:`normal_name` (case, whitespace, ``-``/``_``),
-    the same form :func:`tao.act.find_tool` looks them up in: an MCP tool
+    the same form :func:`tao.run.act.find_tool` looks them up in: an MCP tool
     ``Read_File`` beside the built-in ``read_file`` would otherwise take the
     model's ``READ_FILE[...]`` calls (issue 12 item 9). They are also compared by
     their UTS #39 skeleton (:func:`name_keys`), so ``read_fiIe`` (capital I) or

@@ -1,10 +1,17 @@
-"""The ``tests`` tool set: ``run_tests`` on one ``test_*.py`` file of the project (SPEC S2).
+"""The ``tests`` tool set: ``run_tests`` on one ``test_*.py`` file of the project (SPEC S2, S10).
 
-pytest runs in a child process: the current interpreter, cwd = the project, stdin
-closed, a wall-clock timeout that kills the child's whole process group, and an
-environment scrubbed of anything that looks like a key, token or password
-(:func:`scrubbed_environment`). The loop keeps the *last* 2,000 characters
-(SPEC L6), so the summary line (exit code, timeout) is written last.
+pytest runs in a child process inside the sandbox (:mod:`tao.sandbox`): the project
+read-only (writable only where ``Sandbox.writable`` says), no network, its own PID
+namespace, an allow-list environment and rlimits; cwd = the project, stdin closed, and
+a wall-clock timeout that kills the child's whole process group (and so the sandbox).
+It runs as the *real* pytest: the interpreter is isolated (``python -I``), pytest is
+imported before the project's folder joins the import path, at its end, so a project
+module named ``pytest.py`` or ``_pytest/`` cannot stand in for it; the project's own
+modules still import. Project pytest options that would write outside the project or
+load a plugin by name are refused first (:mod:`tao.tools.pytest_options`). Where no
+sandbox is available (``tao.sandbox.availability()``), pytest runs unconfined with the
+same environment, and the approval gate asks a person first. The loop keeps the *last*
+2,000 characters (SPEC L6), so the summary line (exit code, timeout) is written last.
 
     (run_tests,) = test_tools(Path("."), timeout_s=60)
     run_tests.invoke({"path": "tests/test_cart.py"})
@@ -13,54 +20,28 @@ environment scrubbed of anything that looks like a key, token or password
 from __future__ import annotations
 
 import os
-import re
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from tao.children import kill_group, tracked
 from tao.errors import ToolError
-from tao.redact import find_secrets
+from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
+from tao.sandbox.children import kill_group, tracked
+from tao.sandbox.command import NotConfinable
+from tao.sandbox.environment import child_environment
 from tao.tools.base import Tool, make_tool
+from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
 from tao.tools.paths import ProjectPath, act_path, open_in_project, project_root
+from tao.tools.pytest_options import check_pytest_config
 
 TESTS_MAX_CHARS = 2_000
 #: Output kept in memory; far above what the model sees, it only bounds memory.
 MAX_OUTPUT_BYTES = 1_000_000
-
-#: A variable whose upper-cased name contains one of these families is dropped:
-#: ``DB_PASS``, ``MYSQL_PWD``, ``APP_JWT``, ``SENTRY_DSN``, ``SLACK_WEBHOOK_URL``, ...
-SECRET_NAME_WORDS: tuple[str, ...] = (
-    "PASS", "PWD", "SECRET", "TOKEN", "KEY", "JWT", "AUTH", "CREDENTIAL", "CRED", "WEBHOOK",
-    "DSN", "COOKIE", "SESSION", "PRIVATE", "CERT", "SIGNATURE", "SIGNING", "SALT", "BEARER",
-    "OAUTH", "API", "ACCESS", "CONN", "DATABASE_URL", "_URI", "SAS", "LICENSE",
-)  # fmt: skip
-#: A variable whose name starts with one of these prefixes is dropped (provider and cloud logins).
-SECRET_NAME_PREFIXES: tuple[str, ...] = (
-    "AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "OPENAI_", "ANTHROPIC_", "GEMINI_",
-    "MISTRAL_", "COHERE_", "GROQ_", "HF_", "HUGGING", "GITHUB_", "GH_", "GITLAB_", "NPM_",
-    "PYPI_", "TWINE_", "DOCKER_", "VAULT_", "SLACK_", "STRIPE_", "DATABASE_", "PG", "MYSQL_",
-    "REDIS_", "SENTRY_", "TAO_", "ARM_", "DIGITALOCEAN_", "CLOUDFLARE_", "TWILIO_", "SENDGRID_",
-)  # fmt: skip
-#: Plain variables a test run needs; kept whatever their name says (``PWD`` is the folder).
-#: Their values still go through the value check.
-KEPT_NAMES: frozenset[str] = frozenset(
-    {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "TEMP", "TMP", "USER",
-     "LOGNAME", "SHELL", "PWD", "SYSTEMROOT", "COMSPEC", "PATHEXT", "PYTHONPATH",
-     "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING", "VIRTUAL_ENV", "NO_COLOR"}
-)  # fmt: skip
-#: Values that start like a provider key, however short (``sk-live-1234``).
-_KEY_PREFIX = re.compile(
-    r"^(sk-|sk_|pk_|rk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|hf_|"
-    r"npm_|pypi-|SG\.|eyJ)"
-)
-#: URLs carrying a user and password: ``postgres://app:pw@db/app``.
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@]*:[^/\s@]*@")
 
 _EXIT_CODES = {
     0: "all tests passed",
@@ -70,32 +51,6 @@ _EXIT_CODES = {
     4: "pytest was called wrongly",
     5: "no tests were collected",
 }
-
-
-def secret_variable(name: str, value: str) -> bool:
-    """Whether an environment variable may carry a credential, judged by name *and* value.
-
-    By name: a family word anywhere in the upper-cased name, or a provider prefix.
-    By value: anything the secret detector finds (:func:`tao.redact.find_secrets`),
-    or a URL with credentials, whatever the variable is called.
-    """
-    upper = name.upper()
-    if upper not in KEPT_NAMES and not upper.startswith("LC_"):
-        if any(word in upper for word in SECRET_NAME_WORDS):
-            return True
-        if upper.startswith(SECRET_NAME_PREFIXES):
-            return True
-    if _KEY_PREFIX.match(value.strip()) or _URL_CREDENTIALS.search(value):
-        return True
-    return bool(find_secrets(value))
-
-
-def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of ``environ`` without variables that may carry keys, tokens, secrets or passwords."""
-    source = os.environ if environ is None else environ
-    kept = {name: value for name, value in source.items() if not secret_variable(name, value)}
-    kept["PYTHONDONTWRITEBYTECODE"] = "1"
-    return kept
 
 
 class _TailReader(threading.Thread):
@@ -169,49 +124,94 @@ def test_file(root: Path, raw: str) -> ProjectPath:
     return target
 
 
-def run_pytest(root: Path, raw: str, timeout_s: float) -> str:
+#: Runs the real pytest: imported from the isolated interpreter's own path first, then the
+#: project folder (cwd) joins the import path at its *end*, so project modules import but
+#: cannot shadow pytest, its plugins or the standard library.
+PYTEST_LAUNCHER = (
+    "import os, sys, pytest; sys.path.append(os.getcwd()); sys.exit(int(pytest.main()))"
+)
+
+
+def _command(
+    root: Path, shown: str, sandbox: Sandbox, scratch: str
+) -> tuple[list[str], dict[str, str], str | None]:
+    """The child's argv, environment and the sandbox's note (what it could not do here):
+    confined when a sandbox is available, else plain (``scratch`` is then its HOME and
+    TMPDIR). ``require`` without a sandbox: ToolError."""
+    argv = [sys.executable, "-I", "-c", PYTEST_LAUNCHER, "-q", "-p", "no:cacheprovider"]
+    argv += ["--", shown]
+    try:
+        if must_confine():
+            confined = confine(argv, sandbox, cwd=root, readable=[root])
+            return list(confined.argv), confined.env, confined.note
+    except (SandboxUnavailable, NotConfinable) as error:
+        raise ToolError(f"pytest was not started: {error}") from None
+    return argv, child_environment(sandbox, home=scratch, tmp=scratch), None
+
+
+def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None = None) -> str:
     """Run pytest on one test file of the project; return its output with a summary line last.
 
     The child is killed with its whole process group at ``timeout_s`` or at the
     deadline of the tool call it runs in (:func:`tao.tools.limits.remaining_s`),
     whichever comes first.
     """
-    shown = test_file(root, raw).relative
+    target = test_file(root, raw)
+    shown = target.relative
+    check_pytest_config(root, target.absolute)
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--", shown]
-    try:
-        process = subprocess.Popen(
-            command,
-            cwd=root,
-            env=scrubbed_environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as error:
-        raise ToolError(f"pytest could not be started: {error}") from None
-    assert process.stdout is not None
-    reader = _TailReader(process.stdout, MAX_OUTPUT_BYTES)
-    reader.start()
-    with tracked(process):  # a stopped run kills it too (SPEC R2)
-        timed_out, code = _wait(process, timeout_s, reader)
+    with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
+        command, env, note = _command(root, shown, sandbox or Sandbox(), scratch)
+        try:
+            process = subprocess.Popen(  # a fixed command; the path comes after --
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise ToolError(f"pytest could not be started: {error}") from None
+        assert process.stdout is not None
+        reader = _TailReader(process.stdout, MAX_OUTPUT_BYTES)
+        reader.start()
+        with tracked(process):  # a stopped run kills it too (SPEC R2)
+            timed_out, code = _wait(process, timeout_s, reader)
     output = reader.text().rstrip("\n")
+    if note is not None:
+        output += f"\n[run_tests: note: {note}]"
+    return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
+
+
+def _summary(shown: str, output: str, timed_out: bool, code: int, timeout_s: float) -> str:
     if timed_out:
-        summary = f"[run_tests: pytest {shown} was killed after the {timeout_s:g} s timeout]"
-    elif code < 0:
-        summary = f"[run_tests: pytest {shown} was killed by signal {-code}]"
-    else:
-        meaning = _EXIT_CODES.get(code, "unexpected exit code")
-        if code == 1 and "No module named pytest" in output:
-            meaning = f"pytest is not installed for {sys.executable}"
-        summary = f"[run_tests: pytest {shown} exited with code {code}: {meaning}]"
-    return f"{output}\n{summary}" if output else summary
+        return f"[run_tests: pytest {shown} was killed after the {timeout_s:g} s timeout]"
+    if code < 0:
+        return f"[run_tests: pytest {shown} was killed by signal {-code}]"
+    meaning = _EXIT_CODES.get(code, "unexpected exit code")
+    if code == 1 and "No module named pytest" in output:
+        meaning = f"pytest is not installed for {sys.executable}"
+    elif output.startswith("bwrap:"):
+        meaning = "the sandbox could not start"
+    elif code > 128:
+        meaning = f"killed by signal {code - 128} (a resource limit, or the sandbox ended)"
+    return f"[run_tests: pytest {shown} exited with code {code}: {meaning}]"
 
 
-def test_tools(project: Path | str, *, timeout_s: float = 120) -> list[Tool]:  # noqa: PT028
-    """Build ``run_tests`` confined to ``project``, with a per-call timeout in seconds."""
+def test_tools(
+    project: Path | str,
+    *,
+    timeout_s: float = 120,  # noqa: PT028  # a tool-set factory, not a pytest test
+    sandbox: Sandbox | None = None,  # noqa: PT028
+) -> list[Tool]:
+    """Build ``run_tests`` confined to ``project``, with a per-call timeout in seconds.
+
+    ``sandbox`` sets what pytest may do besides reading the project (network, variables
+    passed by name, writable folders, limits); default: none of that.
+    """
     root = project_root(project)
 
     def run_tests(path: str) -> str:
@@ -221,11 +221,14 @@ def test_tools(project: Path | str, *, timeout_s: float = 120) -> list[Tool]:  #
             path: A test file relative to the project folder, named test_*.py,
                 e.g. "tests/test_cart.py".
         """
-        return run_pytest(root, path, timeout_s)
+        return run_pytest(root, path, timeout_s, sandbox)
 
+    gate = CodeGate(root)  # code the model changed runs only once a person says yes (S11)
     return [
         make_tool(
             run_tests,
+            gate=gate,
+            preview=gate.preview,
             max_chars=TESTS_MAX_CHARS,
             keep="tail",
             timeout_s=timeout_s + 10,  # its own kill comes first; the act's limit is a backstop

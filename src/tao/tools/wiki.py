@@ -28,14 +28,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tao.errors import ConfigError, MissingPackageError, ToolError
-from tao.jsontypes import JSONObject
+from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 
-#: How close (rapidfuzz WRatio, 0-100) a title must be to a search to be offered as similar.
-FUZZY_CUTOFF = 80
+if TYPE_CHECKING:
+    from tao.tools.fuzzy_titles import TitleMatcher
+
 SIMILAR_COUNT = 5
 _CACHE_SIZE = 4
 
@@ -123,7 +124,7 @@ class Corpus:
     pages: dict[str, list[Paragraph]] = field(default_factory=dict)
     build_seconds: float = 0.0
     _retriever: _Retriever | None = None
-    titles: list[str] = field(default_factory=list)
+    _titles: TitleMatcher | None = None
     """Every page title once, in file order: what misspelled searches are matched against."""
 
     def __post_init__(self) -> None:
@@ -153,19 +154,12 @@ class Corpus:
         return titles[:count]
 
     def _close_titles(self, query: str, count: int) -> list[str]:
-        from rapidfuzz import fuzz, process, utils
+        """Misspellings, names with a role word, transliterations (:mod:`fuzzy_titles`)."""
+        from tao.tools.fuzzy_titles import TitleMatcher
 
-        if not self.titles:
-            self.titles = list(dict.fromkeys(p.title for p in self.paragraphs))
-        found = process.extract(
-            query,
-            self.titles,
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=count,
-            score_cutoff=FUZZY_CUTOFF,
-        )
-        return [title for title, _, _ in found]
+        if self._titles is None:
+            self._titles = TitleMatcher([p.title for p in self.paragraphs])
+        return self._titles.close(query, count)
 
     def _bm25(self, query: str, count: int) -> list[str]:
         """Titles of the best BM25 matches for ``query``, best first, without repeats."""
@@ -261,6 +255,15 @@ class WikiEnv:
         self.lookup_count += 1
         sentence = self.lookup_list[self.lookup_count - 1]
         return f"(Result {self.lookup_count} / {len(self.lookup_list)}) {sentence}"
+
+
+def default_corpus() -> Path:
+    """The wiki used without ``--corpus``: ``$TAO_EVAL_DATA``'s, else the one ``tao eval
+    fetch`` downloaded, else the sample shipped in the package (a few hundred pages), so
+    ``--tools wiki`` works from a fresh install, offline."""
+    from tao.eval.sources import default_corpus as find
+
+    return find()
 
 
 def wiki_tools(corpus: Path | str) -> list[Tool]:

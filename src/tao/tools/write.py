@@ -29,8 +29,8 @@ from pathlib import Path, PurePath
 from typing import NamedTuple
 
 from tao.errors import ToolError
-from tao.jsontypes import JSONObject
-from tao.redact import redact
+from tao.redact.scan import redact
+from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
 from tao.tools.paths import (
     ProjectPath,

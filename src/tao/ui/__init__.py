@@ -1,9 +1,9 @@
 """``tao ui``: a local web page for the run log and its pending approvals (SPEC M3, S3, S9).
 
-    from tao.store import Store
+    from tao.store import open_store
     from tao.ui import UiServer
 
-    server = UiServer(Store.open(), port=8765)    # 127.0.0.1 only
+    server = UiServer(open_store(), port=8765)    # 127.0.0.1 only
     print(server.url)
     server.serve_forever()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import anyio
@@ -25,14 +26,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from tao.errors import ResumeError, StoreError, TaoError
-from tao.jsontypes import JSON
 from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
-from tao.store import Store
-from tao.trace import Status
+from tao.state.jsontypes import JSON
+from tao.state.result import Status
 from tao.ui import listing, pages
 from tao.ui.approval import Resumer, all_pending, pending_of
 from tao.ui.live import LiveStreams, LiveUpdate
+
+if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
+    from tao.store.base import Store
 
 __all__ = ["Decision", "UiApp", "message"]
 

@@ -3,35 +3,76 @@
     Approve  =  tao runs approve RUN_ID --call ID   then   tao resume RUN_ID   (in the background)
     Deny     =  tao runs deny RUN_ID --call ID --reason TEXT   then   tao resume RUN_ID
 
-A decision names the exact calls the person saw (:attr:`tao.state.PendingCall.id`); when the
-run has moved on, :func:`tao.approvals.approve_run` refuses with :class:`tao.ResumeError`.
+A decision names the exact calls the person saw (``PendingCall.id``); when the
+run has moved on, :func:`tao.approval.decide.approve_run` refuses with :class:`tao.ResumeError`.
 
-The decision is recorded by :func:`tao.approvals.approve_run` / ``deny_run`` (the
-functions behind those commands), then ``python -m tao resume RUN_ID`` runs as a
+The decision is recorded by :func:`tao.approval.decide.approve_run` / ``deny_run`` (the
+functions behind those commands), then ``tao resume RUN_ID`` runs as a
 child process with no terminal, so a resumed run that reaches another
 dangerous call pauses again instead of blocking the server. The child's output
 goes to a temporary file; if it fails, the last lines are shown on the run's page.
+
+The child is the installed tao under an isolated interpreter, in an empty folder of
+its own, without loader variables (:mod:`tao.sandbox.selfrun`, SPEC S10): the page is started
+in a project folder, and a ``tao.py`` or ``sitecustomize.py`` there must never run in
+its stead with the user's keys.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import IO
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
-from tao import approvals
+from tao.approval import decide as approvals
 from tao.format import labels_for
 from tao.protocol.text import parse_reply
-from tao.state import Checkpoint, PendingCall
-from tao.store import Store
-from tao.trace import RunResult, Status
+from tao.redact.marker import REDACTED
+from tao.redact.scan import redact
+from tao.redact.structured import redact_json
+from tao.sandbox.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
+from tao.state.config import Checkpoint, PendingCall
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.result import RunResult, Status
+
+if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
+    from tao.store.base import Store
 
 _FAILURE_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCall:
+    """A waiting call as a person is shown it: its arguments and preview redacted (SPEC S8,
+    S11), its id the real call's, so a decision still names the exact call that runs with
+    its real arguments (SPEC S7)."""
+
+    id: str
+    tool: str
+    arguments: JSONObject
+    effects: tuple[str, ...]
+    preview: str | None
+    warning: str | None
+    #: How many values were hidden from the arguments and preview.
+    hidden: int
+
+
+def shown_call(call: PendingCall) -> ShownCall:
+    """``call`` with every secret in its arguments and preview replaced by ``[REDACTED]``."""
+    arguments = redact_json(call.arguments)
+    preview = None if call.preview is None else redact(call.preview)
+    hidden = _hidden(call.arguments, arguments) + _hidden(call.preview, preview)
+    shown = arguments if isinstance(arguments, dict) else {}
+    return ShownCall(call.id, call.tool, shown, call.effects, preview, call.warning, hidden)
+
+
+def _hidden(before: JSON | None, after: JSON | None) -> int:
+    """Markers in ``after`` that were not in ``before``: the values hidden."""
+    return str(after).count(REDACTED) - str(before).count(REDACTED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +82,8 @@ class Pending:
 
     run_id: str
     task: str
-    calls: tuple[PendingCall, ...]
+    #: The calls, redacted as shown (the real ones stay in the run's private checkpoint).
+    calls: tuple[ShownCall, ...]
     #: The text of the reply that asked for the calls.
     reply: str | None = None
     #: That reply's Thought: why the model wants the calls.
@@ -59,7 +101,8 @@ def _decided(checkpoint: Checkpoint | None) -> str | None:
 
 
 def pending_of(store: Store, result: RunResult) -> Pending | None:
-    """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``."""
+    """The waiting calls of a run read with :meth:`Store.get_run`, or ``None``; every text in
+    it redacted, as on every surface (SPEC S8, S11): the store hands back the real calls."""
     if result.status != Status.AWAITING_APPROVAL or not result.pending:
         return None
     checkpoint = store.load_state(result.run_id)
@@ -71,10 +114,10 @@ def pending_of(store: Store, result: RunResult) -> Pending | None:
         thought = reply.text.strip() or None if parsed is None else parsed.thought
     return Pending(
         run_id=result.run_id,
-        task=result.task,
-        calls=tuple(result.pending),
-        reply=reply.text if reply is not None else None,
-        thought=thought,
+        task=redact(result.task),
+        calls=tuple(shown_call(call) for call in result.pending),
+        reply=redact(reply.text) if reply is not None else None,
+        thought=None if thought is None else redact(thought),
         decided=_decided(checkpoint),
     )
 
@@ -93,6 +136,8 @@ def all_pending(store: Store, limit: int = 50) -> list[Pending]:
 class _Child:
     process: subprocess.Popen[bytes]
     output: IO[bytes]
+    #: Its working folder: empty, its own, removed when it is reaped.
+    folder: Path
 
 
 class Resumer:
@@ -125,16 +170,23 @@ class Resumer:
             if run_id in self._children:
                 return  # already resuming; the decision is read from the log
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed when the child is reaped
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tao", "resume", run_id, "--no-input"],
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "NO_COLOR": "1"},
-                start_new_session=True,  # Ctrl+C on `tao ui` does not cut a resumed run short
-            )
+            folder = empty_folder("tao-resume-")
+            try:
+                process = subprocess.Popen(
+                    tao_command("resume", run_id, "--no-input"),
+                    cwd=folder,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    env=loader_free_environment(NO_COLOR="1"),
+                    start_new_session=True,  # Ctrl+C on `tao ui` does not cut a resumed run short
+                )
+            except OSError:
+                output.close()
+                remove_folder(folder)
+                raise
             self._failures.pop(run_id, None)
-            self._children[run_id] = _Child(process, output)
+            self._children[run_id] = _Child(process, output, folder)
 
     def busy(self, run_id: str) -> bool:
         """Whether a resume of this run is still running."""
@@ -154,6 +206,7 @@ class Resumer:
             if code is None:
                 continue
             del self._children[run_id]
+            remove_folder(child.folder)
             child.output.seek(0)
             text = child.output.read().decode("utf-8", "replace").strip()
             child.output.close()

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from tao.errors import StoreError
 from tao.format import format_seconds, format_time, status_word
-from tao.store import STATUSES, RunPage, RunQuery, RunSummary
+from tao.store.query import STATUSES, RunPage, RunQuery, RunSummary
 from tao.ui import pages
-from tao.ui.approval import Pending
 from tao.ui.pages import badge, e, run_url
+
+if TYPE_CHECKING:  # rendered here, read by tao.ui.approval
+    from tao.ui.approval import Pending
 
 #: Runs per page.
 PAGE_SIZE = 25

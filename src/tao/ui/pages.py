@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from tao.format import (
@@ -29,11 +30,14 @@ from tao.format import (
     step_costs,
 )
 from tao.protocol.labels import Labels
-from tao.state import EvalTag, RunConfig
-from tao.store import RunSummary
-from tao.trace import RunResult, Status, Step, StepKind
-from tao.ui.approval import Pending
+from tao.redact.marker import hidden_note
+from tao.state.config import EvalTag, RunConfig
+from tao.state.result import RunResult, Status, Step, StepKind
 from tao.ui.diff import text_block
+
+if TYPE_CHECKING:  # rendered here, read from the run log by the callers
+    from tao.store.query import RunSummary
+    from tao.ui.approval import Pending
 
 #: Statuses whose page keeps listening for news.
 LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
@@ -141,6 +145,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
         + (f'<p class="interrupted">{e(call.warning)}</p>' if call.warning else "")
         + (text_block(call.preview, "preview") if call.preview else "")
+        + (f'<p class="hidden-note">{e(hidden_note(call.hidden))}</p>' if call.hidden else "")
         for call in item.calls
     )
     thought = (

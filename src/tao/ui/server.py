@@ -21,6 +21,7 @@ send requests to localhost:
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,10 +33,12 @@ from starlette.routing import Route
 from tao.errors import StoreError
 from tao.server.guard import FORM, JSON_TYPE, Guard, Policy, allowed_names
 from tao.server.runner import Running, serve
-from tao.store import Store
 from tao.ui.app import UiApp, message
 from tao.ui.approval import Resumer
 from tao.ui.assets import CSS, JS
+
+if TYPE_CHECKING:  # handed an open run log (tao.store.factory); only its type is named
+    from tao.store.base import Store
 
 __all__ = ["HOST", "UiServer"]
 

@@ -50,7 +50,7 @@ def main(out: Path) -> None:
     os.environ.pop("TAO_DATABASE_URL", None)
     os.chdir(work)
     from tao import Agent  # the old tao, from PYTHONPATH
-    from tao.approvals import approve_run
+    from tao.approval.decide import approve_run
 
     project = work / "project"
     project.mkdir()

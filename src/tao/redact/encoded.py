@@ -1,0 +1,89 @@
+"""Secrets hidden in an encoding: base64 (standard or URL-safe) and hex of a token.
+
+``c2stcHJvai0...`` is ``sk-proj-...`` in base64. Each run of base64 or hex characters
+(bounded: the first :data:`MAX_RUN` of a longer run) is decoded; when the decoded text is
+printable and holds a secret, the whole encoded run is hidden. Binary (images, hashes,
+commit ids) decodes to unprintable bytes and is left alone.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from tao.redact.budget import Blocks
+from tao.redact.marker import Span
+from tao.redact.runs import HEX, TOKEN, Classes
+
+#: Shortest run decoded: a token of 20 characters is 28 in base64 and 40 in hex.
+MIN_RUN = 24
+MAX_RUN = 4_096
+MIN_HEX = 40
+#: Runs decoded per 1 KB block before the rest of it is hidden whole (a ``sha256sum``
+#: listing holds about 25; :mod:`tao.redact.budget`).
+MOST = 48
+_URLSAFE = str.maketrans("-_", "+/")
+_PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]*+")
+
+#: Finds secrets in decoded text (the plain scan, not this one again).
+Finder = Callable[[str], list[Span]]
+
+
+def encoded_spans(
+    text: str, find: Finder, classes: Classes | None = None, covered: Sequence[Span] = ()
+) -> Iterator[Span]:
+    """Runs of base64 or hex whose decoded text holds a secret that ``find`` finds.
+
+    Runs are found at C speed (:mod:`tao.redact.runs`); a run longer than
+    :data:`MAX_RUN` is decoded in pieces of that length. A run inside one of the sorted
+    ``covered`` spans (hidden already) is not decoded."""
+    classes = classes or Classes(text)
+    size = len(text)
+    for chars, least in ((TOKEN, MIN_RUN), (HEX, MIN_HEX)):
+        blocks = Blocks(text, MOST)
+        index = 0
+        position = 0
+        while (run := classes.run(chars, least, position)) is not None:
+            start, end = run[0], min(run[1], run[0] + MAX_RUN)
+            position = end
+            if end - start < least:
+                continue
+            while index < len(covered) and covered[index][1] < end:
+                index += 1
+            if index < len(covered) and covered[index][0] <= start:
+                position = max(position, covered[index][1])  # hidden already: skip it
+                continue
+            if blocks.full(start):
+                span = blocks.hide(start)
+                position = max(position, span[1])
+                yield span
+                continue
+            if chars is HEX:
+                decoded = _text(binascii.unhexlify(text[start : end - (end - start) % 2]))
+            else:
+                if text[start:end].isalpha() or text[start:end].isdigit():
+                    continue  # words and numbers encode no token
+                while end < size and text[end] == "=" and end - start < MAX_RUN + 2:
+                    end += 1
+                decoded = _base64(text[start:end])
+            if decoded is not None and find(decoded):
+                yield start, end
+
+
+def _base64(run: str) -> str | None:
+    body = run.rstrip("=").translate(_URLSAFE)
+    body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
+    try:
+        raw = binascii.a2b_base64(body + "=" * (-len(body) % 4))
+    except binascii.Error:
+        return None
+    return _text(raw)
+
+
+def _text(raw: bytes) -> str | None:
+    """``raw`` as text when it is printable ASCII (a token's encoding), else ``None``."""
+    if len(raw) < 16:
+        return None
+    text = raw.decode("latin-1")
+    return text if _PRINTABLE.fullmatch(text) else None

@@ -1,0 +1,174 @@
+"""detect-secrets' maintained plugins, run where they stay linear (SPEC S8, S11).
+
+Their expressions are used as they are, but only on bounded windows: each rule looks
+for its needles (lower-case literals one of which its secrets must hold), scans the
+window of :data:`WINDOW` characters around the first one it finds, and looks for the
+next needle after that window. A rule thus reads each character a bounded number of
+times, however many needles a crafted text holds, and no expression ever sees more
+than a window (some backtrack badly on long, repetitive lines).
+
+The plugins are imported when a text first holds one of a rule's needles, not with
+tao: detect-secrets brings ``requests`` along, a third of ``import tao``'s time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from functools import cache
+
+from tao.redact.marker import Span
+from tao.redact.runs import TOKEN, Classes, Needles
+
+#: Characters a rule's expressions see at once, and how far before a needle they start.
+WINDOW = 2_000
+_BEFORE = 120
+#: Longest line the keyword detector sees (its expressions backtrack over long ones).
+_KEYWORD_LINE = 300
+#: A long rule's secrets are runs of at least this many of these characters.
+LONG_RUN = 20
+_LONG_CHARS = TOKEN + "="
+
+
+class Rule:
+    """A detector: its needles, whether it also needs a run of 20 token characters, and a
+    detect-secrets plugin's expressions (``module.Class`` under ``detect_secrets.plugins``)."""
+
+    __slots__ = ("_patterns", "_plugin", "long", "needles")
+
+    def __init__(self, needles: str, plugin: str, *, long: bool = False) -> None:
+        self.needles = tuple(needles.split())
+        self.long = long
+        self._plugin = plugin
+        self._patterns: tuple[re.Pattern[str], ...] | None = None
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        if self._patterns is None:  # built twice by two threads at worst: the same tuple
+            module, name = self._plugin.rsplit(".", 1)
+            plugin = importlib.import_module(f"detect_secrets.plugins.{module}")
+            self._patterns = tuple(getattr(plugin, name)().denylist)
+        return self._patterns
+
+
+#: detect-secrets' plugins. Left out: high-entropy strings (hashes, commit ids) and public
+#: IPs, which are not credentials and would blind the model, and Artifactory's retired API
+#: keys, whose short pattern fires on ordinary words. ``long``: its secrets are long runs.
+RULES: tuple[Rule, ...] = (
+    Rule("a3t abia acca akia asia aws", "aws.AWSKeyDetector"),
+    Rule("accountkey=", "azure_storage_key.AzureStorageKeyDetector"),
+    Rule("://", "basic_auth.BasicAuthDetector"),
+    Rule("cloudant clou cl_ cl- clkey clpw clpass cltoken clapi", "cloudant.CloudantDetector"),
+    Rule(".", "discord.DiscordBotTokenDetector", long=True),
+    Rule("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_", "github_token.GitHubTokenDetector"),
+    Rule(
+        "glpat- gldt- glft- glsoat- glrt- gr1348941 glcbt- glimt- glptt- glagent- gloas-",
+        "gitlab_token.GitLabTokenDetector",
+    ),
+    Rule("key pwd pass token", "ibm_cloud_iam.IbmCloudIamDetector", long=True),
+    Rule("secret", "ibm_cos_hmac.IbmCosHmacDetector", long=True),
+    Rule("eyj", "jwt.JwtTokenDetector"),
+    Rule("-us", "mailchimp.MailchimpDetector", long=True),
+    Rule("_authtoken npm_", "npm.NpmDetector"),
+    Rule("t3blbkfj", "openai.OpenAIDetector"),
+    Rule("private putty", "private_key.PrivateKeyDetector"),
+    Rule("pypi-", "pypi_token.PypiTokenDetector"),
+    Rule("sg.", "sendgrid.SendGridDetector"),
+    Rule("xox hooks.slack", "slack.SlackDetector"),
+    Rule("softlayer sl", "softlayer.SoftlayerDetector", long=True),
+    Rule("sq0csp-", "square_oauth.SquareOAuthDetector"),
+    Rule("k_live_ k_test_", "stripe.StripeDetector"),
+    Rule(":", "telegram_token.TelegramBotTokenDetector", long=True),
+    Rule("ac sk", "twilio.TwilioKeyDetector", long=True),
+)
+#: The keyword detector's needles; its value must be quoted, on a short line.
+_KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contras")
+
+
+def plugin_spans(text: str, lowered: str, classes: Classes | None = None) -> Iterator[Span]:
+    """Every value a plugin finds, each rule scanning bounded windows around its needles.
+
+    A ``long`` rule's needles (``.``, ``:``) are everywhere, so it looks at the runs of
+    20 token characters instead, found once for all of them."""
+    size = len(text)
+    classes = classes or Classes(text)
+    runs = [start for start, _ in classes.runs(_LONG_CHARS, LONG_RUN)]
+    for rule in RULES:
+        for start in _windows(rule, lowered, runs):
+            end = min(size, start + WINDOW)
+            window = text[start:end]
+            if not any(needle in window.lower() for needle in rule.needles):
+                continue
+            for pattern in rule.patterns:
+                for match in pattern.finditer(window):
+                    a, b = secret_group(match)
+                    yield start + a, start + b
+    yield from _keyword_spans(text, lowered)
+
+
+def _windows(rule: Rule, lowered: str, runs: list[int]) -> Iterator[int]:
+    """Where ``rule``'s windows start: around each needle (or long run), and the next one
+    looked for after the window, so that windows overlap by :data:`_BEFORE` at most."""
+    size = len(lowered)
+    covered = -1
+    if rule.long:
+        for at in runs:
+            if at >= covered:
+                start = max(0, at - _BEFORE)
+                covered = start + WINDOW - _BEFORE
+                yield start
+        return
+    position = 0
+    finder = Needles(rule.needles, lowered)
+    while (hit := finder.search(position)) is not None:
+        start = max(0, hit[0] - _BEFORE)
+        yield start
+        if start + WINDOW >= size:
+            return
+        position = max(hit[1], start + WINDOW - _BEFORE)
+
+
+def _keyword_spans(text: str, lowered: str) -> Iterator[Span]:
+    """detect-secrets' keyword detector (its quotes-required set) on each short line that
+    holds one of its needles; the group of each expression that holds the value."""
+    position = 0
+    size = len(text)
+    finder = Needles(_KEYWORD_NEEDLES, lowered)
+    while (hit := finder.search(position)) is not None:
+        at = hit[0]
+        before = text.rfind("\n", max(0, at - _KEYWORD_LINE), at)
+        after = text.find("\n", at, at + _KEYWORD_LINE)
+        end = size if after < 0 and size - at <= _KEYWORD_LINE else after
+        position = (at + _KEYWORD_LINE) if end < 0 else end + 1
+        if end < 0 or (before < 0 and at > _KEYWORD_LINE):
+            continue  # part of a long line: the label pass covers it
+        line = text[before + 1 : end]
+        if "'" not in line and '"' not in line and "`" not in line:
+            continue
+        for pattern, group in _keyword_groups().items():
+            match = pattern.search(line)
+            if match and match.group(group):
+                a, b = match.span(group)
+                yield before + 1 + a, before + 1 + b
+
+
+@cache
+def _keyword_groups() -> dict[re.Pattern[str], int]:
+    """detect-secrets' keyword expressions, each with the group that holds the value."""
+    from detect_secrets.plugins import keyword
+
+    return dict(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+
+
+def secret_group(match: re.Match[str]) -> Span:
+    """The plugin's capture group when it holds the value, else the whole match.
+
+    ``aws...'(KEY)'`` and ``://user:(PASS)@`` capture the value near the end;
+    ``(ghp|gho)_...`` captures only the prefix, so the whole token is taken.
+    """
+    for index in range(1, (match.re.groups or 0) + 1):
+        start, end = match.span(index)
+        if start > match.start() and match.end() - end <= 2 and end > start:
+            return start, end
+    return match.span()

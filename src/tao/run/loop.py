@@ -1,0 +1,390 @@
+"""The ReAct loop itself, free of I/O: it *yields* what it needs and is *sent* the answers.
+
+Every state transition of a run is here (h11's "Rule 1"); :mod:`tao.agent` only
+fulfils requests, with threads (``run``) or asyncio (``arun``). The loop never
+reads a clock, a file or the network and never makes an id: the clock is passed
+in, and everything else is a request its driver answers.
+
+    ask the model ──> read its reply ──> [approve] ──> run the tool(s) ──> observe ──┐
+         ^                                                                           │
+         └─────────────────────── until finish or the budget ends ───────────────────┘
+
+The requests and answers are the typed events of :mod:`tao.run.exchange`; the
+generator returns an :class:`Ending`. Given a :class:`~tao.state.config.Checkpoint`
+back, it continues from exactly there, in another process if need be, and never
+runs a call with side effects twice unless a person says so (SPEC S3, R1): such calls
+are journaled before they run and right after, and one the journal shows started but
+not completed goes back to a person.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+
+from tao.run import journal
+from tao.run.act import needs_approval, prepare, refuse
+from tao.state.calls import Call, Outcome, Ready
+from tao.state.budget import Budget
+from tao.run.exchange import (
+    Answer,
+    ApprovalAnswer,
+    AskApproval,
+    AskModel,
+    Ending,
+    LoopSetup,
+    ModelAnswer,
+    ModelFailure,
+    Request,
+    RunTools,
+    SaveCheckpoint,
+    StepsDone,
+)
+from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
+from tao.run.output import AnswerMismatch
+from tao.protocol import native, prompts
+from tao.protocol.text import FinalAnswer, ParseFailure
+from tao.run.repeats import Repeats, call_key
+from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.tools.base import Tool
+from tao.state.result import Status, Step, StepKind
+from tao.state.budget import Usage
+from tao.run.transcript import (
+    Turn,
+    action_step,
+    calls_of,
+    capped,
+    closing,
+    extend,
+    failed_step,
+    kept_reply,
+    kept_text,
+    make_step,
+    opening,
+    parse,
+    refusal,
+    stops,
+)
+
+
+@dataclass(kw_only=True)
+class _Run:
+    """The loop's own running state: what it needs to decide, nothing it reports."""
+
+    setup: LoopSetup
+    clock: Callable[[], float]
+    started: float
+    usage: Usage
+    steps: int
+    repeats: Repeats = field(init=False)
+    budget: Budget = field(init=False)
+    specs: list[ToolSpec] | None = field(init=False)
+    """Native tool calling: the tools as the backend is sent them, made once per run."""
+    messages: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.budget = self.setup.config.budget()
+        self.specs = None
+        if self.setup.protocol == "native":
+            output = self.setup.output.schema if self.setup.output is not None else None
+            self.specs = native.tool_specs(list(self.setup.tools.values()), answer_schema=output)
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def checkpoint(
+        self,
+        turn: Turn | None = None,
+        reply: ModelReply | None = None,
+        *,
+        pending: tuple[PendingCall, ...] = (),
+        executing: bool = False,
+    ) -> Checkpoint:
+        """Where the run stands now (inside ``turn``, acting on ``reply``, or between
+        steps); the transcript is copied by reference (append-only)."""
+        return Checkpoint(
+            messages=tuple(self.messages),
+            elapsed_s=self.elapsed(),
+            step=turn.index if turn is not None else None,
+            reply=reply,
+            pending=pending,
+            decisions=dict(turn.decisions) if turn is not None else {},
+            executing=executing,
+            completed=dict(turn.completed) if turn is not None else {},
+            refused_calls=turn.refused if turn is not None else 0,
+        )
+
+
+Loop = Generator[Request, Answer, Ending]
+
+
+def react(
+    setup: LoopSetup,
+    task: str,
+    *,
+    clock: Callable[[], float],
+    usage: Usage | None = None,
+    history: Sequence[Step] = (),
+    resume: Checkpoint | None = None,
+    prior: Sequence[Message] = (),
+) -> Loop:
+    """Thought, Action, Observation until an answer or a spent budget (SPEC L1-L6).
+
+    ``usage`` and ``history`` are what a resumed run already spent and did;
+    ``resume`` is its last checkpoint. ``prior`` is the whole transcript of the run a
+    new one follows up: the new task comes after it.
+    """
+    run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=0)
+    run.steps = len(history)
+    run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
+    if resume is None:
+        run.messages = opening(setup, task, prior)
+        # a run killed before its first step can still be resumed (SPEC R1)
+        yield SaveCheckpoint(run.checkpoint())
+    else:
+        run.started -= resume.elapsed_s
+        run.messages = list(resume.messages)
+        if history and history[-1].kind is StepKind.FINAL:  # killed after its answer was stored
+            return Ending(Status.FINISHED, answer=history[-1].argument)
+    while True:
+        if resume is not None and resume.reply is not None and resume.step is not None:
+            turn: Turn | Ending = _resumed(run, resume)
+        else:
+            turn = yield from _ask(run)
+        if isinstance(turn, Ending):
+            return turn
+        resume = None
+        outcome = yield from _respond(run, turn)
+        if isinstance(outcome, Ending):
+            return outcome
+        if turn.forced:
+            outcome = [step.replace(forced=True) for step in outcome]
+        yield _done(run, outcome, checkpoint=True)
+        final = outcome[0]  # an answer is a turn of its own
+        if final.kind is StepKind.FINAL:
+            forced = f"answer forced by {turn.forced}" if turn.forced else None
+            return Ending(Status.FINISHED, answer=final.argument, stop_reason=forced)
+        looping = run.repeats.exceeded()
+        if looping is not None:
+            return Ending(Status.MAX_STEPS, stop_reason=looping)
+
+
+def _resumed(run: _Run, resume: Checkpoint) -> Turn:
+    """The turn a checkpoint stopped in, with the decisions taken since."""
+    assert resume.reply is not None
+    assert resume.step is not None
+    turn = Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
+    turn.decisions.update(resume.decisions)
+    turn.shown.update((call.id, call.preview) for call in resume.pending)
+    turn.executing = resume.executing
+    turn.completed.update(resume.completed)
+    turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
+    turn.refused = resume.refused_calls
+    return turn
+
+
+def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
+    """The next model reply, or how the run ends (a spent budget, a failed backend)."""
+    elapsed = run.elapsed()
+    spent = run.budget.exhausted(run.usage.model_calls, elapsed, run.usage)
+    if spent is not None:
+        return Ending(Status.MAX_STEPS, stop_reason=spent)
+    index, forced = run.steps + 1, _forcing(run)
+    sent = list(run.messages)  # never edited once appended: one snapshot for request and step
+    request = _model_request(run, sent, index, elapsed, answer_only=forced is not None)
+    answer = yield AskModel(index, request)
+    if isinstance(answer, ModelFailure):
+        yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
+        late = run.budget.out_of_time(run.elapsed())  # the call had the time left (L1, L5)
+        if late is not None:
+            return Ending(Status.MAX_STEPS, stop_reason=f"{late} during a model call")
+        return Ending(Status.ERROR, error=answer.message)
+    assert isinstance(answer, ModelAnswer)
+    return Turn(index, sent, answer, forced=forced)
+
+
+def _forcing(run: _Run) -> str | None:
+    """Why the next reply may only be the answer: the last step of the budget (as the ReAct
+    paper's own code ends a trajectory), or a model that keeps repeating itself."""
+    limit = run.budget.max_steps
+    if limit > 1 and run.usage.model_calls + 1 >= limit:
+        return f"the step limit of {limit}"
+    if run.repeats.limit and run.repeats.count >= run.repeats.limit:
+        return "repeated calls"
+    return None
+
+
+def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | Ending]:
+    """Read one reply, run what it asks for, extend the transcript.
+
+    Returns the new steps, or an Ending when a call waits for a person's approval.
+    """
+    setup, decisions = run.setup, turn.decisions
+    reply = capped(setup, turn, kept_reply(setup, turn.answer.reply))
+    parsed = parse(setup, turn.index, reply)
+    if isinstance(parsed, FinalAnswer):
+        return _final(run, turn, reply, parsed)
+    if isinstance(parsed, ParseFailure):
+        remind = prompts.native_reminder if setup.protocol == "native" else prompts.reminder
+        reminder = Outcome(StepKind.PARSE_ERROR, remind(setup.labels, parsed.reason), "", None)
+        extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [reminder])
+        return [
+            make_step(turn, StepKind.PARSE_ERROR, parsed.thought, observation=reminder.observation)
+        ]
+    calls = calls_of(parsed)
+    outcomes, ready = _prepare(calls, setup.tools)
+    keys = {i: call_key(r.tool.name, r.arguments) for i, r in ready.items()}
+    earlier = {i: e for i, key in keys.items() if (e := run.repeats.seen.get(key)) is not None}
+    for i in [i for i in earlier if ready[i].tool.read_only and not ready[i].tool.volatile]:
+        outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
+    gated = {i: journal.pending(turn.index, i, r) for i, r in ready.items() if needs_approval(r)}
+    runnable, journaled = dict(ready), {}
+    if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
+        journaled = journal.read(turn, gated, ready)
+        outcomes.update(journaled)
+        waiting = yield from _approve(gated, ready, decisions, turn.shown)
+        if waiting:
+            yield SaveCheckpoint(run.checkpoint(turn, reply, pending=waiting))
+            return Ending(Status.AWAITING_APPROVAL, pending=waiting)
+        for i, call in gated.items():
+            if decisions[call.id] is not True:
+                outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
+    if gated and ready:
+        outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
+    elif ready:  # read-only calls: no journal, nobody was shown a thing
+        left = run.budget.max_seconds - run.elapsed()
+        done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
+        assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+        outcomes.update(zip(ready, done, strict=True))
+    ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
+    run.repeats.note(turn.index, ran, keys, earlier, outcomes)
+    ordered = [outcomes[i] for i in range(len(calls))]
+    native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
+    note = refusal(setup, turn)
+    text = kept_text(parsed, reply)
+    extend(setup, run.messages, turn.index, reply, text, native_calls, ordered, note)
+    steps = [
+        action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
+        for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
+    ]
+    if note is not None:  # the refused calls: one step, one observation, however many
+        steps.append(make_step(turn, StepKind.ACTION, None, position=len(calls), observation=note))
+    return steps
+
+
+def _prepare(
+    calls: list[Call], tools: dict[str, Tool]
+) -> tuple[dict[int, Outcome], dict[int, Ready]]:
+    """The calls that may run (tool found, arguments valid), by position, and the
+    outcomes of those that may not."""
+    outcomes: dict[int, Outcome] = {}
+    ready: dict[int, Ready] = {}
+    for i, call in enumerate(calls):
+        prepared = prepare(call, tools)
+        if isinstance(prepared, Ready):
+            ready[i] = prepared
+        else:
+            outcomes[i] = prepared
+    return outcomes, ready
+
+
+def _run_effects(
+    run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
+) -> Generator[Request, Answer, dict[int, Outcome]]:
+    """Run the allowed calls of a reply with side effects between the journal's two records
+    (SPEC R1): one before any effect, and one with what each returned, right after them
+    and before anything else."""
+    effects = [i for i in ready if i in gated]
+    if effects:
+        yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
+    previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
+    left = run.budget.max_seconds - run.elapsed()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+    outcomes = dict(zip(ready, done, strict=True))
+    if effects:
+        turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
+        yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
+    return outcomes
+
+
+def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> list[Step]:
+    """The answer, checked against the output schema; a mismatch goes back to the model,
+    naming the field, as a failed ``finish`` call (SPEC L13)."""
+    answer, output = parsed.answer, run.setup.output
+    try:
+        answer = output.check(answer) if output is not None else answer
+    except AnswerMismatch as error:
+        failed = Outcome(StepKind.ACTION, f"Error: {error}", "finish", None)
+        extend(run.setup, run.messages, turn.index, reply, parsed.text, [], [failed])
+        return [
+            make_step(
+                turn,
+                StepKind.ACTION,
+                parsed.thought,
+                tool="finish",
+                argument=parsed.answer,
+                observation=failed.observation,
+            )
+        ]
+    run.messages.extend(closing(run.setup, reply, parsed))  # the transcript ends with the answer
+    return [make_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
+
+
+def _approve(
+    gated: dict[int, PendingCall],
+    ready: dict[int, Ready],
+    decisions: dict[str, Decision],
+    shown: dict[str, str | None],
+) -> Generator[Request, Answer, tuple[PendingCall, ...]]:
+    """Ask about the gated calls no decision covers; the ones still undecided after that.
+
+    ``shown`` gains what each asked call's preview was, so the call can be confirmed
+    unchanged right before it runs."""
+    ask = [i for i, call in gated.items() if call.id not in decisions]
+    if not ask:
+        return ()
+    answer = yield AskApproval(
+        gated[ask[0]].step, tuple(ready[i] for i in ask), tuple(gated[i] for i in ask)
+    )
+    assert isinstance(answer, ApprovalAnswer)
+    waiting = []
+    for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
+        shown[gated[i].id] = preview
+        if decision is None:
+            waiting.append(dataclasses.replace(gated[i], preview=preview))
+        else:
+            decisions[gated[i].id] = decision
+    return tuple(waiting)
+
+
+def _model_request(
+    run: _Run, sent: list[Message], index: int, elapsed: float, *, answer_only: bool = False
+) -> ModelRequest:
+    """What the model is sent; ``answer_only`` narrows its choice to the final answer (the
+    grammar to ``finish``/the answer line, native tools to ``finish``)."""
+    setup, specs, grammar = run.setup, run.specs, run.setup.grammar
+    if answer_only:
+        specs = [spec for spec in specs or () if spec.name == "finish"] or specs
+        grammar = setup.answer_grammar or grammar
+    return ModelRequest(
+        messages=sent,
+        tools=specs,
+        stop=stops(setup, index) if setup.send_stop else (),
+        grammar=grammar,
+        max_tokens=setup.config.max_reply_tokens,
+        temperature=setup.config.temperature,
+        timeout_s=max(run.budget.max_seconds - elapsed, 0.001),  # --max-seconds binds
+    )
+
+
+def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
+    """``steps`` counted: the request that hands them to the driver, with what the checkpoint
+    after them is made from (they are stored together)."""
+    for step in steps:
+        run.steps += 1
+        run.usage = run.usage.plus(step)
+    if not checkpoint:  # the run ends on a failed model call: nothing to continue from
+        return StepsDone(tuple(steps), run.usage, None)
+    return StepsDone(tuple(steps), run.usage, run.messages, len(run.messages), run.elapsed())

@@ -1,0 +1,141 @@
+"""The limits every run has (SPEC L5): steps, wall-clock seconds, tokens; money if set.
+
+Running out is a status (``max_steps``, with a ``stop_reason`` naming the limit),
+never an exception. Defaults are small on purpose: the ReAct paper used 7 steps
+for HotpotQA and 5 for FEVER.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject
+
+
+class Metered(Protocol):
+    """What :meth:`Usage.plus` reads of a step (a :class:`tao.state.result.Step`).
+
+    Named by shape so that usage sits here, beside the limits it is checked against,
+    below the trace that records it.
+    """
+
+    @property
+    def call_index(self) -> int: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def evaluated_tokens(self) -> int | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def billed(self) -> bool:
+        """Whether the provider bills this call (a failed call is not billed)."""
+        ...
+
+
+@frozen(kw_only=True)
+class Usage:
+    """Totals over a run; ``evaluated_tokens`` shows what a KV cache saved.
+
+    ``cost_usd`` is the run's money cost in US dollars, ``None`` when unknown: once one
+    answered model call has no price, the total is unknown too (never a partial sum
+    passed off as the whole). A failed call adds nothing (providers do not bill errors).
+    """
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    evaluated_tokens: int | None = None
+    cost_usd: float | None = 0.0
+
+    def plus(self, step: Metered) -> Usage:
+        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
+        if step.call_index:
+            return self
+        evaluated = self.evaluated_tokens
+        if step.evaluated_tokens is not None:
+            evaluated = (evaluated or 0) + step.evaluated_tokens
+        cost = self.cost_usd
+        if step.billed:
+            cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
+        return Usage(
+            model_calls=self.model_calls + 1,
+            input_tokens=self.input_tokens + step.input_tokens,
+            output_tokens=self.output_tokens + step.output_tokens,
+            evaluated_tokens=evaluated,
+            cost_usd=cost,
+        )
+
+    def to_dict(self) -> JSONObject:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
+        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        values.setdefault("cost_usd", None)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits of one run; ``Budget(max_steps=5)`` is the paper's FEVER setting."""
+
+    max_steps: int = 8
+    max_seconds: float = 300.0
+    max_tokens: int = 100_000
+    max_cost_usd: float | None = None
+    """US dollars; ``None``: no money limit. Checked before each model call, like tokens,
+    so the call that crosses it is the last one."""
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        if self.max_seconds <= 0 or self.max_tokens <= 0:
+            raise ValueError("max_seconds and max_tokens must be positive")
+        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
+            raise ValueError("max_cost_usd must be positive")
+
+    def exhausted(self, steps_taken: int, elapsed_s: float, usage: Usage) -> str | None:
+        """Which limit is spent, as a sentence for the trace, or ``None`` to go on.
+
+        ``steps_taken`` counts model replies: parallel calls of one reply are one step.
+        The caller measures ``elapsed_s``: the budget reads no clock.
+        """
+        if steps_taken >= self.max_steps:
+            return f"step limit of {self.max_steps} reached"
+        if (late := self.out_of_time(elapsed_s)) is not None:
+            return late
+        if usage.input_tokens + usage.output_tokens >= self.max_tokens:
+            return f"token limit of {self.max_tokens:,} reached"
+        return self._money(usage.cost_usd)
+
+    def out_of_time(self, elapsed_s: float) -> str | None:
+        """The time limit's verdict alone: a model call it cut short ends the run as a
+        spent budget, not as a failed backend."""
+        if elapsed_s >= self.max_seconds:
+            return f"time limit of {self.max_seconds:g} s reached"
+        return None
+
+    def _money(self, cost_usd: float | None) -> str | None:
+        """The cost budget's verdict; a cost that became unknown cannot be kept under it."""
+        if self.max_cost_usd is None:
+            return None
+        limit = _usd(self.max_cost_usd)
+        if cost_usd is None:
+            return f"cost limit of {limit} cannot be kept: the cost is unknown"
+        if cost_usd >= self.max_cost_usd:
+            return f"cost limit of {limit} reached ({_usd(cost_usd)} spent)"
+        return None
+
+
+def _usd(amount: float) -> str:
+    """``$0.5``, ``$0.000023``: dollars to the millionth, without trailing zeros."""
+    return "$" + f"{amount:.6f}".rstrip("0").rstrip(".")

@@ -1,0 +1,413 @@
+"""What a run carries between steps, typed: its settings, its checkpoint, its waiting calls.
+
+These cross module boundaries (agent, loop, run log, CLI, web page), so each is a
+frozen dataclass with a docstring per field; JSON appears only at the run log's
+edge, through ``to_json``/``from_json``. A record written by an older tao is
+migrated on the way in (``Checkpoint.from_json``), never misread.
+
+Checkpoint versions: 0 (tao 0.1: decisions by position), 1 (ids, ``executing``), 2 (the
+journal's second half, ``completed``, and ``PendingCall.interrupted``; a v1 checkpoint
+has no completion records, so a v1 turn that was ``executing`` puts every approved call
+with side effects back to a person, SPEC R1).
+
+    config = RunConfig(model="local", tools=("calc",), max_steps=5)
+    agent = Agent(config=config)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Self, cast
+
+from tao.state.budget import Budget
+from tao.errors import StateError
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject, canonical_json
+from tao.models.base import Message, ModelReply, ToolCall
+
+Protocol = Literal["auto", "text", "native"]
+#: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
+Decision = bool | str
+
+CHECKPOINT_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalTag:
+    """Which benchmark question a run answers: ``tao eval`` records it with each run, so
+    the run log and the web page tell an eval's runs apart and show the expected answer."""
+
+    benchmark: str
+    """``hotpotqa`` or ``fever``."""
+    question_id: str
+    """The question's id in the benchmark file."""
+    gold: str
+    """The benchmark's answer (the run is scored against it)."""
+    strategy: str | None = None
+    """The prompting strategy (``react``, ``cot-sc``…)."""
+
+    def to_json(self) -> JSONObject:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> EvalTag:
+        """Read a stored tag; a wrong shape is a :class:`StateError`."""
+        if not isinstance(data, dict):
+            raise StateError(f"stored config: eval_tag must be an object, not {data!r}")
+        values = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        if not all(isinstance(values[n], str) for n in ("benchmark", "question_id", "gold")) or (
+            not isinstance(values["strategy"], str | None)
+        ):
+            raise StateError(f"stored config: eval_tag has missing or mistyped fields: {data!r}")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
+
+    Only data lives here (JSON-able); live objects (a model instance, Python tools, an
+    approver, a store) are given to :class:`tao.Agent` beside it.
+    """
+
+    model: str | None = "local"
+    """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
+    tools: tuple[str | None, ...] = ()
+    """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
+    lang: str = "en"
+    """Label language of the text protocol (SPEC L8): en, tr, ar, ja, sv."""
+    max_steps: int = 8
+    """Model replies at most (SPEC L5); parallel calls of one reply are one step."""
+    max_seconds: float = 300.0
+    """Wall-clock limit of the run (SPEC L5)."""
+    max_tokens: int = 100_000
+    """Input plus output tokens over the run (SPEC L5)."""
+    max_cost_usd: float | None = None
+    """Money limit of the run in US dollars (``--max-cost``); ``None``: no limit. Needs a
+    model whose price is known (:mod:`tao.models.pricing`), or the run is refused at its start."""
+    max_reply_tokens: int = 512
+    """The longest one model reply may be."""
+    max_repeats: int = 2
+    """Identical calls allowed in a run before it ends (SPEC L12)."""
+    max_calls_per_reply: int = 16
+    """Tool calls of one model reply that run (native parallel calls); the rest are refused
+    as one observation, so a reply of thousands of calls costs no more than a few (S4, L4)."""
+    protocol: Protocol = "auto"
+    """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
+    temperature: float = 0.0
+    """Sampling temperature of every model call."""
+    grammar: bool = True
+    """Constrain decoding with a GBNF grammar where the backend can (the embedded model)."""
+    project: str | None = None
+    """The folder file and test tools are confined to (an absolute path)."""
+    corpus: str | None = None
+    """The local Wikipedia JSONL for the wiki tools (an absolute path)."""
+    base_url: str | None = None
+    """An OpenAI-compatible server's URL, for ``openai:`` specs."""
+    system_prompt: str | None = None
+    """Replaces the built-in system prompt (the paper's benchmarks use this)."""
+    numbered: bool = False
+    """The paper's numbered labels (``Thought 3:``, ``Observation 3:``)."""
+    task_label: str | None = None
+    """How the task is introduced (``Question``, ``Claim``); default: the language's."""
+    fence_untrusted: bool = True
+    """Fence tool output read from the world as untrusted data (SPEC S4)."""
+    output_schema: JSONObject | None = None
+    """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
+    eval_tag: EvalTag | None = None
+    """The benchmark question an eval's run answers; ``None`` outside ``tao eval``."""
+
+    def __post_init__(self) -> None:
+        self.budget()  # refuses limits that make no sense, with the budget's own words
+        if self.max_repeats < 0:
+            raise ValueError("max_repeats must be 0 or more")
+        if self.max_calls_per_reply < 1:
+            raise ValueError("max_calls_per_reply must be 1 or more")
+        if self.protocol not in ("auto", "text", "native"):
+            raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
+
+    def budget(self) -> Budget:
+        """The limits of the run (SPEC L5), money included when set."""
+        return Budget(self.max_steps, self.max_seconds, self.max_tokens, self.max_cost_usd)
+
+    def replace(self, **changes: object) -> RunConfig:
+        """A copy with some settings changed (``config.replace(max_steps=5)``)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["tools"] = list(self.tools)
+        data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
+        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, object] = {k: v for k, v in data.items() if k in names}
+        tools = data.get("tools", [])
+        if not isinstance(tools, list):
+            raise StateError(f"stored config: tools must be a list, not {tools!r}")
+        values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
+        tag = data.get("eval_tag")
+        values["eval_tag"] = None if tag is None else EvalTag.from_json(tag)
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as error:
+            raise StateError(f"stored config is not valid: {error}") from None
+
+
+def call_digest(tool: str, arguments: JSONObject) -> str:
+    """sha256 of the tool and its canonical arguments: what an approval is bound to (S7)."""
+    text = canonical_json({"tool": tool, "arguments": arguments})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@frozen(kw_only=True)
+class PendingCall:
+    """A call with side effects that waits for a person's decision (SPEC S3, S7).
+
+    Its ``digest`` and ``id`` follow from what the call is (no clock, no randomness),
+    so the loop can name a call without making ids, and a stored call reads back the same.
+    """
+
+    step: int
+    """The step whose reply asked for the call."""
+    position: int
+    """Its place among the parallel calls of that reply (0 for the text protocol)."""
+    tool: str
+    arguments: JSONObject
+    effects: tuple[str, ...] = ()
+    """What the tool does to the world (writes, deletes, sends…)."""
+    preview: str | None = None
+    """What a person should see before deciding: a diff, the file to delete."""
+    interrupted: bool = False
+    """It was running when its process stopped (SPEC R1): it may have taken effect. Only a
+    person decides whether it runs again; no policy rule or automatic approver does."""
+    digest: str = field(init=False)
+    """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", call_digest(self.tool, self.arguments))
+
+    @property
+    def warning(self) -> str | None:
+        """What a person must know before deciding beyond the call itself, if anything."""
+        if not self.interrupted:
+            return None
+        return (
+            "it was running when the process stopped; it may have taken effect. Approve to "
+            "run it again, or deny to go on without running it again"
+        )
+
+    @property
+    def id(self) -> str:
+        """Names this call in ``tao runs approve --call`` and the web page's forms."""
+        return f"s{self.step}c{self.position}-{self.digest[:12]}"
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {"id": self.id, "digest": self.digest}
+        for name in ("step", "position", "tool", "arguments", "preview"):
+            data[name] = getattr(self, name)
+        data["effects"] = list(self.effects)
+        data["interrupted"] = self.interrupted
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON], step: int = 0) -> PendingCall:
+        """Read a stored call (one written before ids existed gets them now)."""
+        arguments = data.get("arguments")
+        effects = data.get("effects") or []
+        preview = data.get("preview")
+        return cls(
+            step=_int(data.get("step", step)),
+            position=_int(data.get("position", 0)),
+            tool=str(data.get("tool", "")),
+            arguments=arguments if isinstance(arguments, dict) else {},
+            effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
+            preview=preview if isinstance(preview, str) else None,
+            interrupted=data.get("interrupted") is True,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completed:
+    """The journal's second half (SPEC R1): a call with side effects ran and returned this.
+
+    Recorded right after the effect, before its step is stored, so a crash in between
+    neither runs the call again nor asks the person again: resume takes this outcome.
+    """
+
+    observation: str
+    """What the call returned, redacted and cut as the model is shown it."""
+    duration_s: float = 0.0
+    source: str | None = None
+    """The tool whose output this is, when that output is untrusted data (SPEC S4)."""
+
+    def to_json(self) -> JSONObject:
+        return {"observation": self.observation, "duration_s": self.duration_s,
+                "source": self.source}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Completed:
+        duration, source = data.get("duration_s"), data.get("source")
+        return cls(
+            observation=str(data["observation"]),
+            duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
+            source=source if isinstance(source, str) else None,
+        )
+
+
+@frozen(kw_only=True)
+class Checkpoint:
+    """Where a run stands, enough to continue it in another process (SPEC S3, M3).
+
+    Written after every step, when a call waits for a person, and around calls with
+    side effects (the journal of SPEC R1): before they run (``executing``) and right after
+    (``completed``). Steps with only read-only calls write nothing extra.
+    """
+
+    schema_version: int = CHECKPOINT_VERSION
+    """Bumped when the shape changes; :meth:`from_json` migrates older ones."""
+    messages: tuple[Message, ...] = ()
+    """The transcript so far (messages are never edited once appended)."""
+    elapsed_s: float = 0.0
+    """Run time spent before this checkpoint, so a resumed run keeps its time budget."""
+    step: int | None = None
+    """The step whose reply is being acted on; ``None`` between steps."""
+    reply: ModelReply | None = None
+    """That step's reply, acted on again on resume instead of asking the model anew."""
+    pending: tuple[PendingCall, ...] = ()
+    """Calls waiting for a person's decision."""
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
+    """Decisions taken so far, by :attr:`PendingCall.id`."""
+    executing: bool = False
+    """The approved calls with side effects of ``step`` had started (the journal's first
+    half): on resume, one without a ``completed`` record may have taken effect, and goes
+    back to a person instead of running again."""
+    completed: Mapping[str, Completed] = field(default_factory=dict)
+    """What those calls returned, by :attr:`PendingCall.id`, recorded right after each ran."""
+    refused_calls: int = 0
+    """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
+    that run, so a resumed run refuses the same ones, and the record stays small."""
+
+    @property
+    def cut_short(self) -> tuple[str, ...]:
+        """The calls with side effects the journal shows started and not completed, by id:
+        if the run stopped here, each may have taken effect (SPEC R1)."""
+        if not self.executing:
+            return ()
+        started = (key for key, decision in self.decisions.items() if decision is True)
+        return tuple(key for key in started if key not in self.completed)
+
+    def to_json(self) -> JSONObject:
+        data: JSONObject = {
+            "schema_version": self.schema_version,
+            "messages": [cast(JSON, dict(m)) for m in self.messages],
+            "elapsed_s": self.elapsed_s,
+            "step": self.step,
+            "reply": _reply_json(self.reply) if self.reply is not None else None,
+            "pending": [p.to_json() for p in self.pending],
+            "decisions": dict(self.decisions),
+            "executing": self.executing,
+            "completed": {key: entry.to_json() for key, entry in self.completed.items()},
+        }
+        if self.refused_calls:  # written only when there are some: older records stay the same
+            data["refused_calls"] = self.refused_calls
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Self:
+        """Read a stored checkpoint of any version; an unreadable one is a :class:`StateError`."""
+        version = data.get("schema_version", 0)
+        if not isinstance(version, int) or version > CHECKPOINT_VERSION:
+            raise StateError(
+                f"checkpoint schema version {version!r} is newer than this tao "
+                f"({CHECKPOINT_VERSION}); upgrade tao to resume it"
+            )
+        try:
+            return cls._read(data, version)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise StateError(f"checkpoint is not valid: {type(error).__name__}: {error}") from None
+
+    @classmethod
+    def _read(cls, data: Mapping[str, JSON], version: int) -> Self:
+        step = data.get("step")
+        step = int(step) if isinstance(step, int | float) else None
+        pending = tuple(
+            PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
+            for p in cast(list[JSON], data.get("pending") or [])
+        )
+        decisions = cast(
+            dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {}))
+        )
+        if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
+            by_position = {str(p.position): p.id for p in pending}
+            decisions = {by_position.get(k, k): v for k, v in decisions.items()}
+        elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
+        reply = data.get("reply")
+        completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
+        refused = data.get("refused_calls", 0)
+        return cls(
+            messages=tuple(cast(list[Message], data.get("messages") or [])),
+            elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+            step=step,
+            reply=_reply_from(cast(Mapping[str, JSON], reply)) if isinstance(reply, dict) else None,
+            pending=pending,
+            decisions=decisions,
+            executing=bool(data.get("executing", False)),
+            completed={key: Completed.from_json(entry) for key, entry in completed.items()},
+            refused_calls=_int(refused) if refused else 0,
+        )
+
+
+def _int(value: JSON) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected a number, got {value!r}")
+    return int(value)
+
+
+def _reply_json(reply: ModelReply) -> JSONObject:
+    return {
+        "text": reply.text,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "evaluated_tokens": reply.evaluated_tokens,
+        "finish_reason": reply.finish_reason,
+        "cache_read_tokens": reply.cache_read_tokens,
+        "cache_write_tokens": reply.cache_write_tokens,
+        "cost_usd": reply.cost_usd,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw_arguments}
+            for c in reply.tool_calls
+        ],
+    }
+
+
+def _reply_from(data: Mapping[str, JSON]) -> ModelReply:
+    calls = cast(list[dict[str, JSON]], data.get("tool_calls") or [])
+    evaluated = data.get("evaluated_tokens")
+    finish = data.get("finish_reason")
+    cost = data.get("cost_usd")
+    return ModelReply(
+        text=str(data["text"]),
+        input_tokens=_int(data.get("input_tokens") or 0),
+        output_tokens=_int(data.get("output_tokens") or 0),
+        evaluated_tokens=_int(evaluated) if evaluated is not None else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        cache_read_tokens=_int(data.get("cache_read_tokens") or 0),
+        cache_write_tokens=_int(data.get("cache_write_tokens") or 0),
+        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        tool_calls=tuple(
+            ToolCall(
+                str(c["id"]),
+                str(c["name"]),
+                cast(JSONObject, c.get("arguments") or {}),
+                str(c.get("raw") or ""),
+            )
+            for c in calls
+        ),
+    )

@@ -1,0 +1,238 @@
+"""What a run leaves behind: its steps, its usage, its status (SPEC L1).
+
+A :class:`RunResult` is plain data so that the CLI can print it as JSON, the
+run log can store it, and a test can compare it.
+
+    result = agent.run("What is 2 + 2?")
+    if result.status is Status.FINISHED:
+        print(result.answer, result.usage.model_calls)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, cast
+
+from tao.models.base import Message
+from tao.state.budget import Usage
+from tao.state.config import PendingCall, RunConfig
+from tao.state.frozen import frozen
+from tao.state.jsontypes import JSON, JSONObject
+from tao.state.status import Status, StepKind
+
+__all__ = ["RunObserver", "RunResult", "Status", "Step", "StepKind"]
+
+
+@frozen(kw_only=True)
+class Step:
+    """One Thought → Action → Observation round, with what it cost."""
+
+    index: int
+    """1-based; parallel calls of one reply take consecutive indexes."""
+    kind: StepKind
+    thought: str | None = None
+    tool: str | None = None
+    """The tool called (``finish`` for a final answer)."""
+    argument: str | None = None
+    """The argument as the model wrote it (the final answer, for ``finish``)."""
+    observation: str | None = None
+    """What went back to the model: the tool's output, an error or a format reminder."""
+    model_input: list[Message] = field(default_factory=list)
+    """Exactly the messages sent for this step."""
+    model_output: str = ""
+    """The model's raw reply."""
+    duration_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    evaluated_tokens: int | None = None
+    """Prompt tokens the backend really processed (smaller with a KV cache), if known."""
+    model_duration_s: float = 0.0
+    tool_duration_s: float = 0.0
+    arguments: JSONObject | None = None
+    """Typed arguments the tool was called with (call form or bound bracket argument)."""
+    call_index: int = 0
+    """Position among the parallel calls of one reply; its tokens count on position 0 only."""
+    repeat_of: int | None = None
+    """The earlier step that made the same call, with no state change between (SPEC L12)."""
+    forced: bool = False
+    """The model could only answer in this step (the last of the budget, or after repeats)."""
+    cost_usd: float | None = None
+    """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
+    (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def replace(self, **changes: object) -> Step:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def billed(self) -> bool:
+        """Whether the provider bills this call: a failed model call costs nothing."""
+        return self.kind is not StepKind.MODEL_ERROR
+
+    def to_dict(self, since: int = 0) -> JSONObject:
+        """The step as JSON; ``model_input`` holds the messages from index ``since`` on.
+
+        ``model_input_from`` says where they start: the whole input is the first
+        ``model_input_from`` messages of the step before's input, then these
+        (``0``: ``model_input`` is the whole input).
+        """
+        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["kind"] = str(self.kind)
+        data["tokens"] = self.tokens
+        data["model_input"] = cast(JSON, self.model_input[since:])
+        data["model_input_from"] = since
+        return data
+
+    def new_messages_since(self, before: Step | None) -> int:
+        """Where this step's input stops repeating ``before``'s: the index of its first new
+        message (``0`` when it does not start with ``before``'s input)."""
+        if before is None:
+            return 0
+        start = len(before.model_input)
+        mine = self.model_input
+        if start > len(mine) or (start and mine[start - 1] != before.model_input[start - 1]):
+            return 0
+        return start
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSON], before: Step | None = None) -> Step:
+        """Read :meth:`to_dict`'s JSON; ``before`` (the step before) completes a step
+        whose ``model_input_from`` is not 0."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        values["kind"] = StepKind(cast(str, values["kind"]))
+        since = data.get("model_input_from")
+        if isinstance(since, int) and since and before is not None:
+            new = cast(list[Message], values.get("model_input") or [])
+            values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(kw_only=True)
+class RunResult:
+    """The outcome of :meth:`tao.Agent.run`: status, answer, full trace and usage.
+
+    Mutable while its run goes on (the agent appends steps); plain data afterwards.
+    """
+
+    run_id: str
+    task: str
+    model: str
+    status: Status = Status.RUNNING
+    answer: str | None = None
+    error: str | None = None
+    steps: list[Step] = field(default_factory=list)
+    stop_reason: str | None = None
+    """Why a ``max_steps`` run stopped: which budget ran out (steps, time, tokens or cost)."""
+    pending: list[PendingCall] | None = None
+    """The calls an ``awaiting_approval`` run waits on."""
+    usage: Usage = field(default_factory=Usage)
+    lang: str = "en"
+    started_at: float = 0.0
+    duration_s: float = 0.0
+    config: RunConfig | None = None
+    parent_id: str | None = None
+    """The run this one follows up (``tao run --continue``, ``agent.run(task, history=…)``):
+    it started from that run's whole transcript."""
+    output: object = None
+    """A finished typed run's answer as its type (SPEC L13): a pydantic model instance, a
+    dataclass, plain JSON data; ``answer`` holds the same as JSON text."""
+    """The settings the run was started with, when known."""
+
+    @property
+    def finished(self) -> bool:
+        return self.status is Status.FINISHED
+
+    @property
+    def forced(self) -> bool:
+        """The answer came from a step that could only answer (the step budget spent, or a
+        model that kept repeating itself): the model was not done, so the answer is suspect.
+        ``tao run`` says so and exits 5, never 0 (issue 30)."""
+        return self.status is Status.FINISHED and any(
+            step.forced and step.kind is StepKind.FINAL for step in self.steps
+        )
+
+    def add_step(self, step: Step, usage: Usage | None = None) -> None:
+        """Append ``step``; ``usage`` is the totals with it counted, if known already."""
+        self.steps.append(step)
+        self.usage = self.usage.plus(step) if usage is None else usage
+
+    def to_dict(self) -> JSONObject:
+        """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context).
+
+        Linear in the run's length (SPEC R3): each step's ``model_input`` holds only
+        the messages new since the step before (see :meth:`Step.to_dict`);
+        :meth:`from_dict` rebuilds the whole inputs. It is what people are shown, so
+        secrets in it are redacted (SPEC S8); the Python objects keep the real text.
+        """
+        from tao.redact import redact_json
+
+        steps: list[JSON] = []
+        before: Step | None = None
+        for step in self.steps:
+            steps.append(step.to_dict(step.new_messages_since(before)))
+            before = step
+        return cast(JSONObject, redact_json(self._json(steps)))
+
+    def _json(self, steps: list[JSON]) -> JSONObject:
+        return {
+            "run_id": self.run_id,
+            "status": str(self.status),
+            "answer": self.answer,
+            "error": self.error,
+            "steps": steps,
+            "usage": self.usage.to_dict(),
+            "stop_reason": self.stop_reason,
+            "forced": self.forced,
+            "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
+            "task": self.task,
+            "model": self.model,
+            "lang": self.lang,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+            "parent_id": self.parent_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, JSON]) -> RunResult:
+        pending = data.get("pending")
+        steps: list[Step] = []
+        for record in cast(list[Mapping[str, JSON]], data.get("steps") or []):
+            steps.append(Step.from_dict(record, steps[-1] if steps else None))
+        return cls(
+            run_id=str(data["run_id"]),
+            task=str(data.get("task", "")),
+            model=str(data.get("model", "")),
+            status=Status(str(data["status"])),
+            answer=cast(str | None, data.get("answer")),
+            error=cast(str | None, data.get("error")),
+            steps=steps,
+            usage=Usage.from_dict(cast(Mapping[str, JSON], data.get("usage") or {})),
+            stop_reason=cast(str | None, data.get("stop_reason")),
+            pending=[PendingCall.from_json(cast(Mapping[str, JSON], p)) for p in pending]
+            if isinstance(pending, list)
+            else None,
+            lang=str(data.get("lang", "en")),
+            started_at=float(cast(float, data.get("started_at") or 0.0)),
+            duration_s=float(cast(float, data.get("duration_s") or 0.0)),
+            parent_id=cast(str | None, data.get("parent_id")),
+        )
+
+
+class RunObserver(Protocol):
+    """Watches a run as it happens: the live display and the run log are observers.
+
+    ``on_step`` is called once per step *as soon as it is complete*, so a run
+    killed mid-way has already recorded every finished step.
+    """
+
+    def on_start(self, result: RunResult) -> None: ...
+
+    def on_step(self, result: RunResult, step: Step) -> None: ...
+
+    def on_finish(self, result: RunResult) -> None: ...

@@ -1,0 +1,171 @@
+"""Refuse a project's pytest options that write outside it or load code by name (SPEC S10, S11).
+
+``run_tests`` executes the project's pytest configuration, which the model may have
+written. Options in ``addopts`` (and a few ini keys) can send reports anywhere on disk
+(``--junitxml=/home/u/.bashrc``), move pytest's temp or cache folder, or load a plugin
+by module name (``-p evil``), which is code execution that the approval of a test file
+never showed. The sandbox makes writes outside the project fail anyway; this check
+gives the model a clear reason instead of a confusing crash, and keeps the refusal
+when tao runs without a sandbox.
+
+Checked: ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]``
+and ``[tool.pytest]``), ``tox.ini`` (``[pytest]``) and ``setup.cfg`` (``[tool:pytest]``) in
+every folder from the test file's up to the project root: more than pytest reads, never less.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shlex
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+from tao.errors import ToolError
+
+#: Options whose value is a file or folder pytest (or a common plugin) writes or reads.
+PATH_OPTIONS = frozenset(
+    {"--junitxml", "--junit-xml", "--resultlog", "--result-log", "--basetemp", "--log-file",
+     "--debug", "--report-log", "--html", "--json-report-file", "--confcutdir", "--rootdir",
+     "-c", "--config-file", "--cov-report", "--cov-config", "--log-file-path"}
+)  # fmt: skip
+#: Ini keys (``-o key=value`` or in the file) naming a path pytest writes.
+PATH_KEYS = frozenset({"cache_dir", "log_file", "junit_xml", "pythonpath", "testpaths"})
+#: Options that import a module named in their value: a plugin by name.
+CODE_OPTIONS = frozenset({"-p", "--plugin", "--pdbcls"})
+#: Options that take a value as the next word when not written with ``=``.
+_WITH_VALUE = PATH_OPTIONS | CODE_OPTIONS | {"-o", "--override-ini"}
+
+
+def _ini_values(path: Path) -> Iterator[tuple[str, str]]:
+    """``(key, value)`` of the pytest section of one config file; unreadable: nothing."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if path.name == "pyproject.toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return
+        tool = data.get("tool", {}).get("pytest", {})
+        for table in (tool, tool.get("ini_options", {})) if isinstance(tool, dict) else ():
+            if isinstance(table, dict):
+                for key, value in table.items():
+                    if isinstance(value, list):
+                        value = shlex.join(str(v) for v in value)
+                    if isinstance(value, str):
+                        yield key, value
+        return
+    section = {"setup.cfg": "tool:pytest", "tox.ini": "pytest"}.get(path.name, "pytest")
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return
+    if parser.has_section(section):
+        yield from parser.items(section)
+
+
+def _config_files(root: Path, test: Path) -> Iterator[Path]:
+    folder = test.parent
+    while True:
+        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+            if (folder / name).is_file():
+                yield folder / name
+        if folder == root or root not in folder.parents:
+            return
+        folder = folder.parent
+
+
+def _outside(root: Path, value: str) -> bool:
+    """Whether a path value (``xml:report.xml`` forms included) leaves the project."""
+    value = value.split(":", 1)[1] if ":" in value and not value.startswith("/") else value
+    if not value:
+        return False
+    target = Path(os.path.normpath(root / os.path.expanduser(value)))
+    return target != root and root not in target.parents
+
+
+def _words(addopts: str) -> list[str]:
+    try:
+        return shlex.split(addopts)
+    except ValueError:
+        return addopts.split()
+
+
+def _check_option(root: Path, where: str, name: str, value: str) -> None:
+    if name in CODE_OPTIONS and not value.startswith("no:"):
+        raise ToolError(
+            f"run_tests refuses {where}: {name} {value} loads a module by name as a plugin; "
+            "remove it from the pytest configuration"
+        )
+    if name in PATH_OPTIONS and _outside(root, value):
+        raise ToolError(
+            f"run_tests refuses {where}: {name}={value} points outside the project; "
+            "pytest may only write inside it"
+        )
+    if name in ("-o", "--override-ini"):
+        key, _, setting = value.partition("=")
+        _check_key(root, where, key.strip(), setting.strip())
+
+
+def _check_key(root: Path, where: str, key: str, value: str) -> None:
+    if key in PATH_KEYS and any(_outside(root, word) for word in _words(value)):
+        raise ToolError(
+            f"run_tests refuses {where}: {key} = {value} points outside the project; "
+            "pytest may only write inside it"
+        )
+
+
+def _check_addopts(root: Path, where: str, addopts: str) -> None:
+    words = _words(addopts)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+        elif word in _WITH_VALUE:
+            name, value = word, words[index] if index < len(words) else ""
+            index += 1
+        elif word.startswith("-") and not word.startswith("--") and len(word) > 2:
+            name, value, took_next = _short_cluster(word, words[index : index + 1])
+            index += took_next
+            if not name:
+                continue
+        else:
+            continue
+        _check_option(root, where, name, value)
+
+
+#: pytest's short options that take a value (``-k EXPR``, ``-pNAME``, ``-qp NAME``).
+_SHORT_WITH_VALUE = frozenset("kmrcopW")
+
+
+def _short_cluster(word: str, following: list[str]) -> tuple[str, str, int]:
+    """Read ``-qpNAME`` as argparse does: flags, then the first option that takes a value
+    with the rest of the word (or the next word) as its value. Returns the option, its
+    value and how many following words it used; no value-taking option: ``("", "", 0)``."""
+    for position, char in enumerate(word[1:], start=1):
+        if char in _SHORT_WITH_VALUE:
+            rest = word[position + 1 :]
+            if rest:
+                return f"-{char}", rest, 0
+            return f"-{char}", following[0] if following else "", 1
+    return "", "", 0
+
+
+def check_pytest_config(root: Path, test: Path) -> None:
+    """Raise :class:`ToolError` naming the first option that writes outside ``root`` or
+    loads a plugin by name, in any pytest configuration between ``test`` and ``root``."""
+    for path in _config_files(root, test):
+        where = f"an option in {path.relative_to(root).as_posix()}"
+        for key, value in _ini_values(path):
+            if key == "addopts":
+                _check_addopts(root, where, value)
+            elif key in ("required_plugins", "plugins"):
+                continue  # listing requirements loads nothing by itself
+            else:
+                _check_key(root, where, key, value)

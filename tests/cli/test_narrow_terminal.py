@@ -1,0 +1,44 @@
+"""``tao runs list`` at an 80-column terminal (issue 30): ids, statuses and headers whole,
+the task wrapped, never cut; a shown id is a prefix ``tao runs show`` resolves (SPEC M3)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.fakes.terminal import Terminal, terminal_env
+
+Replay = Callable[[list[str]], Path]
+LONG_TASK = "Summarise the three longest files of the project and say which one changed last"
+WRITE = 'Action: write_file[path="notes.txt", content="hello\\n"]'
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_runs_list_at_a_narrow_terminal_keeps_ids_statuses_and_headers_whole_M3(
+    columns: int, tmp_path: Path, tao_home: Path, replay: Replay, tao_cli: Any
+) -> None:
+    options = ["--tools", "write", "--project", str(tmp_path), "--no-input", "--json"]
+    paused = tao_cli("run", "keep notes", "--model", f"replay:{replay([WRITE])}", *options)
+    finish = replay(["Action: finish[ok]"])
+    done = tao_cli("run", LONG_TASK, "--model", f"replay:{finish}", "--json")
+    ids = {paused.json()["run_id"]: "awaiting_approval", done.json()["run_id"]: "finished"}
+    env = terminal_env({**os.environ, "TAO_HOME": str(tao_home)}, columns=columns)
+    with Terminal([sys.executable, "-m", "tao", "runs", "list"], env=env, columns=columns) as t:
+        assert t.finish() == 0
+        screen = t.screen_text()
+    assert "…" not in screen, screen
+    header = screen.splitlines()[0].split()
+    assert header[0] == "ID" and "Status" in header and header[-1] == "Task", screen
+    # the task wrapped over lines, every word of it there
+    assert all(word in screen.split() for word in LONG_TASK.split()), screen
+    for full, status in ids.items():
+        row = next(line for line in screen.splitlines() if re.search(rf"\b{status}\b", line))
+        prefix = row.split()[0]
+        assert full.startswith(prefix) and len(prefix) >= 4, row
+        shown = tao_cli("runs", "show", prefix)  # copyable: the prefix resolves to that run
+        assert shown.returncode == 0 and status in shown.stdout, shown.stderr
