@@ -148,6 +148,7 @@ _HELP = {
     "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
+    "max-calls": "Tool calls of one model reply that run; the rest are refused in one observation.",
     "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
     "pass-env": "Also give sandboxed children (pytest, MCP servers) this environment "
     "variable of yours; repeatable. Only the name is recorded.",
@@ -191,6 +192,7 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
 @_option("--max-cost", "max_cost_usd", type=_USD, metavar="USD", help=_HELP["max-cost"])
 @shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
+@shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @base_url_option
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
@@ -326,6 +328,7 @@ class RunOptions(TypedDict):
     max_tokens: int
     max_cost_usd: float | None
     max_repeats: int
+    max_calls_per_reply: int
     temperature: float
     base_url: str | None
     no_grammar: bool
