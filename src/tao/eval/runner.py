@@ -2,7 +2,7 @@
 
     run = EVAL_RUN.replace(model="local", corpus=corpus)
     config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
-    run = run_strategy(config, questions[:10], store=open_store())
+    run = run_strategy(config, questions[:10], store=open_store(), answer=answer_question)
     run.summary()["em"]
 
 ``run_all`` runs every strategy. Its two combinations are *derived* from the
@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 from tao.errors import ConfigError
 from tao.eval.config import ALL_ORDER, STRATEGIES, EvalConfig
 from tao.eval.data import Question
-from tao.eval.executors import local_outcomes, ray_outcomes
+from tao.eval.executors import Answerer, local_outcomes, ray_outcomes
 from tao.eval.record import QuestionRecord, total_cost
 from tao.eval.results import ResultsFile
-from tao.eval.strategies import Outcome
 from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
 from tao.state.result import RunObserver, RunResult, Step
 
 if TYPE_CHECKING:
+    from tao.eval.strategies import Outcome
     from tao.store import Store
 
 
@@ -99,6 +99,7 @@ class RunOptions(TypedDict):
     """Where runs are recorded and how questions run: :func:`run_strategy`'s keywords."""
 
     store: Store | None
+    answer: Answerer
     execution: NotRequired[Execution]
     progress: NotRequired[Progress | None]
     model: NotRequired[Model | None]
@@ -109,11 +110,15 @@ def run_strategy(
     questions: Sequence[Question],
     *,
     store: Store | None,
+    answer: Answerer,
     execution: Execution = Execution(),
     progress: Progress | None = None,
     model: Model | None = None,
 ) -> StrategyRun:
-    """Run one strategy over ``questions``, skipping those its results file already holds."""
+    """Run one strategy over ``questions``, skipping those its results file already holds.
+
+    ``answer`` answers one question (:func:`tao.eval.strategies.answer_question`): handed
+    down, so this bookkeeping sits below the agents it runs."""
     if config.strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {config.strategy!r}; choose one of: {STRATEGIES}")
     progress = progress or _NoProgress()
@@ -122,7 +127,7 @@ def run_strategy(
     todo = [q for q in questions if q.index not in done]
     progress.start(config.strategy, len(questions), len(questions) - len(todo))
     try:
-        for outcome in _outcomes(config, todo, store, execution, model, progress):
+        for outcome in _outcomes(config, todo, store, answer, execution, model, progress):
             _record_remote_runs(outcome, store)
             results.append(outcome.record)
             done[outcome.record.index] = outcome.record
@@ -151,6 +156,7 @@ def _outcomes(
     config: EvalConfig,
     todo: Sequence[Question],
     store: Store | None,
+    answer: Answerer,
     execution: Execution,
     model: Model | None,
     progress: Progress,
@@ -159,11 +165,16 @@ def _outcomes(
         return iter(())
     if execution.executor == "ray":
         return ray_outcomes(
-            config, todo, address=execution.ray_address, concurrency=execution.concurrency
+            answer,
+            config,
+            todo,
+            address=execution.ray_address,
+            concurrency=execution.concurrency,
         )
     if execution.executor != "local":
         raise ConfigError(f"unknown executor {execution.executor!r}; choose local or ray")
     return local_outcomes(
+        answer,
         config,
         todo,
         store,
@@ -186,7 +197,7 @@ def run_all(
 ) -> list[StrategyRun]:
     """Every strategy of ``ALL_ORDER``; the combinations are derived from ReAct and CoT-SC.
 
-    ``options`` are :func:`run_strategy`'s keywords (``store`` is required).
+    ``options`` are :func:`run_strategy`'s keywords (``store`` and ``answer`` are required).
     """
     runs: dict[str, StrategyRun] = {}
     for strategy in ALL_ORDER:
