@@ -186,7 +186,8 @@ def _escapes() -> dict[int, str]:
     return {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in codes if c not in (9, 10)}
 
 
-_TERMINAL_ESCAPES = _escapes()
+#: Each character a terminal could act on, and the visible escape it is shown as.
+TERMINAL_ESCAPES = _escapes()
 
 
 def terminal_safe(text: str) -> str:
@@ -195,4 +196,4 @@ def terminal_safe(text: str) -> str:
     Model output, tool output and run-log text are untrusted: an ``ESC ]0;title BEL``
     or ``ESC [2J`` inside them would retitle or clear the user's terminal.
     """
-    return text.translate(_TERMINAL_ESCAPES)
+    return text.translate(TERMINAL_ESCAPES)

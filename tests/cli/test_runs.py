@@ -226,7 +226,7 @@ def test_unknown_and_ambiguous_ids_are_one_line_errors_M3(
 
 def test_corrupt_log_is_a_one_line_error_and_kept_M3(tao_cli: Any, tao_home: Path) -> None:
     """M3: a corrupt run log is reported with what to do, and left as it was."""
-    tao_home.mkdir(parents=True)
+    tao_home.mkdir(mode=0o700, parents=True)  # as tao makes it: no notice
     db = tao_home / "tao.db"
     db.write_bytes(b"garbage, not a database " * 100)
     out = tao_cli("runs", "list")
@@ -236,7 +236,7 @@ def test_corrupt_log_is_a_one_line_error_and_kept_M3(tao_cli: Any, tao_home: Pat
 
 def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> None:
     """M3: a log from a newer tao says to upgrade tao."""
-    tao_home.mkdir(parents=True)
+    tao_home.mkdir(mode=0o700, parents=True)
     conn = sqlite3.connect(tao_home / "tao.db")
     conn.execute("PRAGMA user_version = 9")
     conn.close()

@@ -169,12 +169,14 @@ def test_no_log_with_a_policy_that_pre_approves_every_call_runs_S3(
     tao_home.mkdir(parents=True, exist_ok=True)
     rules = "".join(f'[[allow]]\ntool = "{name}"\n' for name in ("write_file", "delete_file"))
     (tao_home / "policy.toml").write_text(rules)
+    project = tmp_path / "project"  # the policy must lie outside it (S3)
+    project.mkdir()
     out = tao_cli(
         "run", "write it", "-m", f"replay:{replay(WRITE_SCRIPT)}", "-t", "write",
-        "--project", str(tmp_path), "--no-log", "--json",
+        "--project", str(project), "--no-log", "--json", cwd=project,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "out.txt").read_text() == "hello"
+    assert (project / "out.txt").read_text() == "hello"
 
 
 def run_in_pty(

@@ -171,3 +171,112 @@ def test_delete_refuses_a_file_replaced_by_another_with_the_same_content_S6(
     outcome = execute(call)
     assert outcome.observation.startswith("Error:")
     assert (project / "app.py").exists() and (project / "moved.py").exists()
+
+
+# -- hard links and secret folders (issue 26 item 6) ------------------------------------
+
+
+@pytest.fixture
+def outside_secret(tmp_path: Path) -> Path:
+    """A passwd-like file outside the project, on the same file system."""
+    secret = tmp_path / "outside" / "shadow.txt"
+    secret.write_text("root:$6$s3cr3thash:19000:0:99999:7:::\n")
+    return secret
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "docs/readme.md", "tests/test_x.py"])
+def test_a_hard_link_to_a_file_outside_the_project_is_not_read_S1(
+    project: Path, outside_secret: Path, name: str
+) -> None:
+    target = project / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    os.link(outside_secret, target)
+    read, _ = file_tools(project)
+    outcome = execute(ready(read, path=name))
+    assert outcome.observation.startswith("Error:"), outcome.observation
+    assert "hard link" in outcome.observation
+    assert "s3cr3thash" not in outcome.observation
+
+
+def test_a_write_preview_does_not_show_a_hard_linked_outside_file_S1(
+    project: Path, outside_secret: Path
+) -> None:
+    """The diff of write_file would print the outside file's content to the person."""
+    os.link(outside_secret, project / "config.txt")
+    write, _ = write_tools(project)
+    call = ready(write, path="config.txt", content="new")
+    assert call.tool.preview is not None
+    with pytest.raises(ToolError, match="hard link"):
+        call.tool.preview(call.arguments)
+
+
+def test_a_hard_link_inside_the_project_to_a_secret_is_not_read_S2(project: Path) -> None:
+    (project / ".env").write_text("API_TOKEN=abc123secretvalue\n")
+    os.link(project / ".env", project / "settings.txt")
+    read, _ = file_tools(project)
+    outcome = execute(ready(read, path="settings.txt"))
+    assert outcome.observation.startswith("Error:"), outcome.observation
+    assert "abc123secretvalue" not in outcome.observation
+
+
+def test_a_person_can_allow_hard_links_in_the_policy_file_S3(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "vendor").mkdir()
+    (project / "vendor" / "lib.py").write_text("shared = 1\n")
+    os.link(project / "vendor" / "lib.py", project / "lib_copy.py")
+    rules = tmp_path / "policy.toml"
+    rules.write_text('hard_links = ["vendor"]\n')
+    monkeypatch.setenv("TAO_POLICY", str(rules))
+    read, _ = file_tools(project)
+    assert execute(ready(read, path="vendor/lib.py")).observation.startswith("shared = 1")
+    assert "hard link" in execute(ready(read, path="lib_copy.py")).observation
+
+
+def test_a_single_named_file_is_read_as_before_S1(project: Path) -> None:
+    read, _ = file_tools(project)
+    assert execute(ready(read, path="app.py")).observation.startswith("x = 1")
+
+
+SECRET_FOLDERS = [
+    ".ssh/config",
+    "secrets/db.txt",
+    "Secrets/db.txt",
+    ".aws/credentials.txt",
+    ".gnupg/pubring.txt",
+    ".docker/config.json",
+    "credentials/x.json",
+    "deploy/credentials/prod.yaml",
+    "app/.env/settings.py",
+    "k8s/my-secrets/values.yaml",
+    "passwords/list.txt",
+    ".password-store/mail.txt",
+    "SECRETS./db.txt",
+]
+
+
+@pytest.mark.parametrize("path", SECRET_FOLDERS)
+def test_files_under_a_secret_named_folder_are_not_read_S2(project: Path, path: str) -> None:
+    target = project / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("password = hunter2-very-secret\n")
+    read, listing = file_tools(project)
+    outcome = execute(ready(read, path=path))
+    assert outcome.observation.startswith("Error:"), outcome.observation
+    assert "hunter2" not in outcome.observation
+    folder = path.rsplit("/", 1)[0]
+    listed = execute(ready(listing, path=folder)).observation
+    assert listed.startswith("Error:"), listed
+    assert target.name not in listed
+
+
+def test_a_link_to_a_secret_folder_does_not_open_it_S2(project: Path) -> None:
+    (project / "secrets").mkdir()
+    (project / "secrets" / "db.txt").write_text("password = hunter2\n")
+    (project / "harmless").symlink_to(project / "secrets", target_is_directory=True)
+    read, listing = file_tools(project)
+    assert execute(ready(read, path="harmless/db.txt")).observation.startswith("Error:")
+    assert execute(ready(listing, path="harmless")).observation.startswith("Error:")
+    shown = execute(ready(listing, path=".")).observation
+    assert "db.txt" not in shown and "secrets/" not in shown.split("\n")

@@ -7,13 +7,17 @@ Shapes only: none of these is a real credential.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tao.redact import find_secrets, redact
+
+from ..conftest import CliResult
 
 OPENAI = "sk-proj-" + "Qw7Er9Ty" * 6
 GITHUB = "ghp_" + "Zx8Cv6Bn4M" * 4
@@ -191,6 +195,7 @@ DENSE_SECRETS = {
     "short labels": ("pw: {} ", "hunter2x{:06d}"),
     "json labels": ('"password": "{}", ', "s3cr3t{:06d}"),
     "options": ("--token {} ", "tok{:06d}zz"),
+    "env lines": ("CONF_VALUE={}\n", "9f8e7d6c5b4a{:06d}f5e4d3c2b1a0"),
     "provider tokens": ("k={} ", "ghp_" + "a1B2c3D4e5" * 3 + "{:06d}"),
 }
 
@@ -216,3 +221,33 @@ def test_a_10mb_text_of_dense_secrets_hides_every_one_in_bounded_time_S11(shape:
     assert index > 200_000
     # Bound for a shared, loaded 2-core test box (dense provider tokens are the slowest).
     assert elapsed < 30.0, elapsed
+
+
+def test_a_run_reading_huge_crafted_files_ends_as_a_spent_budget_L1_S11(
+    tao_cli: Callable[..., CliResult], replay: Callable[[list[str]], Path], tmp_path: Path
+) -> None:
+    """Issue 26: a tool (``read_file``, in-process Python) that returns 2 MB of crafted text,
+    dense with secrets, at every step does not keep a run past ``--max-seconds`` in
+    redaction: the run ends as a spent budget (SPEC L1, exit 3) within a few seconds of its
+    limit, and nothing planted reaches the output (redaction runs before truncation)."""
+    for n in range(4):
+        (tmp_path / f"dump{n}.txt").write_text(
+            f"pw: hunter{n}x0000001 --token t{n}000001zz API_{n}=9f8e7d6c5b4a3928170{n}f5e4d\n"
+            * 40_000,
+            encoding="utf-8",
+        )
+    script = replay([f"Thought: more.\nAction: read_file[dump{n % 4}.txt]" for n in range(60)])
+    started = time.monotonic()
+    out = tao_cli(
+        "run", "read them", "-m", f"replay:{script}", "-t", "files", "--project", str(tmp_path),
+        "--max-steps", "60", "--max-seconds", "3", "--no-input", "--json", timeout=120,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    data = json.loads(out.stdout)
+    assert out.returncode == 3, out.stderr[-2000:]  # a spent budget, not a failure
+    assert data["status"] == "max_steps" and data["error"] is None
+    assert "time limit of 3 s" in data["stop_reason"], data["stop_reason"]
+    assert len(data["steps"]) < 60  # cut by time, not by running out of replies
+    assert data["duration_s"] < 3 + 6, data["duration_s"]  # not stuck redacting
+    assert took < 60, took  # the child's start and the 3 s of the run
+    assert re.search(r"hunter\dx|t\d000001zz|9f8e7d6c", out.stdout) is None

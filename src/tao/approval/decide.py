@@ -108,10 +108,13 @@ def agent_for_run(
     store: Store | None = None,
     approve: Approver | Person | None = None,
     executor: Executor | None = None,
+    trust_project_policy: bool | None = None,
 ) -> Agent:
     """Rebuild the agent a run was started with, from its recorded :class:`RunConfig`.
 
-    ``approve`` and ``executor`` are what a config cannot hold: live callables.
+    ``approve`` and ``executor`` are what a config cannot hold: live callables;
+    ``trust_project_policy`` accepts a policy file inside the project (``tao resume
+    --trust-project-policy``).
     """
     from tao.agent import Agent
 
@@ -119,7 +122,13 @@ def agent_for_run(
     summary = log.get_summary(log.resolve(run_id))
     log.check_free(summary.run_id)  # a run live elsewhere: say so, whatever its tools
     config = rebuildable(summary.run_id, summary.config)
-    return Agent(config=config, record=log, approve=approve, executor=executor)
+    return Agent(
+        config=config,
+        record=log,
+        approve=approve,
+        executor=executor,
+        trust_project_policy=trust_project_policy,
+    )
 
 
 def rebuildable(run_id: str, config: RunConfig | None) -> RunConfig:

@@ -2,7 +2,11 @@
 
 A policy is a TOML file *outside* the project the agent works in — by default
 ``$TAO_HOME/policy.toml``, or the file ``$TAO_POLICY`` names — so no tool the
-agent can call may write it. Each rule names a tool and, optionally, a glob per argument:
+agent can call may write it. A policy file inside a project the tools work in
+is refused (:class:`ProjectPolicyError`) unless the person says they wrote it
+(``tao run --trust-project-policy``, ``TAO_TRUST_PROJECT_POLICY=1``,
+``Agent(trust_project_policy=True)``): a repository must not grant itself
+permissions. Each rule names a tool and, optionally, a glob per argument:
 
     [[allow]]
     tool = "write_file"
@@ -16,29 +20,45 @@ for an argument the tool declares a path (``Tool.path_params``), the value is
 resolved against the tool's project (symlinks, ``..``) and the glob is matched
 on the project-relative POSIX path, so ``out/../tests/test_x.py`` and, with
 ``out`` a symlink to the project, ``out/test_x.py`` are *not* covered by
-``out/**``. In globs ``*`` and ``?`` stay inside one folder and ``**`` spans
-folders. Other arguments are matched as text (``fnmatch``), except values that
-look like a path escape (``..``, absolute, ``~``, backslashes), which never match.
+``out/**``. Path globs (see :func:`path_covered`):
+
+- ``src``, ``src/`` and ``src/**`` all mean the folder ``src`` and everything
+  under it (a rule naming a file names that file); ``src_evil/x`` is not under ``src``;
+- ``*`` and ``?`` stay inside one folder and ``**`` spans folders; a pattern
+  whose last part holds a wildcard (``*.py``, ``src/*``) covers only the paths
+  it spells, not what is inside a folder it happens to match;
+- matching is case-sensitive, on the resolved path; a pattern that leaves the
+  project (``..``, absolute, ``~``, backslashes) is an error in the policy file.
+
+Other arguments are matched as text (``fnmatch``), except values that look like
+a path escape (``..``, absolute, ``~``, backslashes), which never match.
 """
 
 from __future__ import annotations
 
-import re
+import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from pathlib import Path
 
-from tao.errors import ConfigError, ToolError
-from tao.paths import default_policy_path
+from tao.approval.globs import (
+    PATH_ESCAPE,
+    PolicyError,
+    hard_links_of,
+    path_covered,
+    pattern_problem,
+)
+from tao.errors import ToolError
+from tao.paths import TRUST_PROJECT_POLICY_ENV, default_policy_path
 from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, normal_name
 from tao.tools.paths import resolve_path
 
 
-class PolicyError(ConfigError):
-    """The policy file cannot be read or holds a rule that makes no sense (a person's file)."""
+class ProjectPolicyError(PolicyError):
+    """The policy file lies inside the project: the project could have written it."""
 
 
 @dataclass(frozen=True)
@@ -66,44 +86,26 @@ def _matches(tool: Tool, name: str, value: object, pattern: str) -> bool:
             resolved = resolve_path(tool.root, value)
         except ToolError:  # outside the project: no rule covers it
             return False
-        return _glob(pattern).fullmatch(resolved.relative) is not None
+        return path_covered(pattern, resolved.relative)
     text = str(value)
-    if _PATH_ESCAPE.search(text):
+    if PATH_ESCAPE.search(text):
         return False
     return fnmatchcase(text, pattern)
 
 
 #: Values no text rule may cover: they could name something outside what the rule meant.
-_PATH_ESCAPE = re.compile(r"(?:^|[/\\])\.\.(?:[/\\]|$)|^[/\\~]|\\|^[A-Za-z]:")
-
-
-@lru_cache(maxsize=256)
-def _glob(pattern: str) -> re.Pattern[str]:
-    """A path glob: ``**`` any folders (``out/**`` also covers ``out``), ``*`` within one."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("(?:/.*)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            char = pattern[i]
-            out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 @dataclass(frozen=True)
 class Policy:
     """The rules in force for a run; an empty policy pre-approves nothing."""
 
     rules: tuple[Rule, ...] = ()
     source: Path | None = None
+    #: Path globs of multiply-linked files the file tools may open (``hard_links = [...]``).
+    hard_links: tuple[str, ...] = ()
+
+    def hard_link_allowed(self, relative: str) -> bool:
+        """Whether a person allowed the file tools to open this multiply-linked file."""
+        return any(path_covered(pattern, relative) for pattern in self.hard_links)
 
     def allows(self, tool: Tool, arguments: JSONObject) -> Rule | None:
         """The first rule that pre-approves this exact call, if any.
@@ -132,7 +134,7 @@ class Policy:
             raise PolicyError(f"policy file not found: {path}") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise PolicyError(f"cannot read policy file {path}: {error}") from None
-        unknown = set(data) - {"allow"}
+        unknown = set(data) - {"allow", "hard_links"}
         if unknown:
             raise PolicyError(
                 f"policy file {path}: unknown section(s) {', '.join(sorted(unknown))}"
@@ -146,11 +148,62 @@ class Policy:
                 raise PolicyError(
                     f"policy file {path}: rule {number}: argument patterns are strings"
                 )
+            for name, pattern in patterns.items():
+                problem = pattern_problem(pattern)
+                if problem is not None:
+                    raise PolicyError(
+                        f"policy file {path}: rule {number}: {name} = {pattern!r} {problem}"
+                    )
             rules.append(Rule(entry["tool"], patterns))
-        return cls(tuple(rules), path)
+        return cls(tuple(rules), path, hard_links_of(data, path))
 
     @classmethod
     def default(cls) -> Policy:
         """``$TAO_POLICY`` or ``$TAO_HOME/policy.toml`` when it exists, else no pre-approvals."""
         path = default_policy_path()
         return cls.load(path) if path.is_file() else cls()
+
+    def outside(self, projects: Iterable[Path], *, trust: bool | None = None) -> Policy:
+        """This policy, if its file lies outside every project folder the tools work in.
+
+        A file inside a project could have been written by the project's authors (or
+        by an earlier run's approved write), so it would let a repository grant
+        itself permissions: :class:`ProjectPolicyError` names the file and the way
+        to say a person wrote it. ``trust`` (default: ``$TAO_TRUST_PROJECT_POLICY``)
+        accepts it.
+        """
+        if self.source is None:
+            return self
+        if trust is None:
+            trust = os.environ.get(TRUST_PROJECT_POLICY_ENV, "").strip().lower() in _YES
+        if trust:
+            return self
+        for project in projects:
+            if _inside(self.source, project):
+                raise ProjectPolicyError(
+                    f"the policy file {self.source} is inside the project {project}: a project "
+                    "must not pre-approve its own calls. Move it outside the project "
+                    "(e.g. $TAO_HOME/policy.toml), or, if you wrote it yourself, pass "
+                    f"--trust-project-policy (or set {TRUST_PROJECT_POLICY_ENV}=1)"
+                )
+        return self
+
+
+_YES = frozenset({"1", "true", "yes", "on"})
+
+
+def _inside(file: Path, folder: Path) -> bool:
+    """Whether ``file`` lies in ``folder``: links followed, and folders compared as
+    objects (device, inode), so another spelling (case, a link to the project) is caught."""
+    try:
+        target = os.stat(folder)
+        real = Path(os.path.realpath(file.expanduser().absolute()))
+    except (OSError, ValueError):
+        return False
+    for parent in real.parents:
+        try:
+            if os.path.samestat(os.stat(parent), target):
+                return True
+        except OSError:
+            continue
+    return False

@@ -21,9 +21,11 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
+from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
 from tao.format import terminal_safe
+from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.redact import redact
 from tao.store.factory import open_store
 
@@ -36,11 +38,11 @@ def _show_pending(run_id: str) -> None:
         if call.thought:
             click.echo(f"  Thought: {terminal_safe(redact(call.thought))}")
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
-        click.echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:
-            click.echo(f"    {call.warning}")
+            echo(f"    {call.warning}")
         if call.preview:
-            click.echo("    " + call.preview.replace("\n", "\n    "))
+            echo("    " + call.preview.replace("\n", "\n    "))
 
 
 _CALL_OPTION = click.option(
@@ -61,9 +63,9 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 
     try:
         full = approve_run(run_id, calls=calls or None)
-        click.echo(f"approved the waiting call(s) of run {full}:")
+        echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
-        click.echo(f"continue it with: tao resume {full}")
+        echo(f"continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -78,7 +80,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
-        click.echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+        echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -87,7 +89,13 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.argument("run_id")
 @click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
+@click.option(
+    "--trust-project-policy",
+    is_flag=True,
+    envvar=TRUST_PROJECT_POLICY_ENV,
+    help="Accept a policy file inside the project (you wrote it yourself).",
+)
+def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_policy: bool) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
     from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
@@ -97,7 +105,11 @@ def resume_command(run_id: str, no_input: bool, as_json: bool) -> None:
     latest, status = Latest(), RunStatus()
     try:
         with loading("", quiet=as_json):
-            agent = agent_for_run(run_id, approve=ask_approval if interactive else None)
+            agent = agent_for_run(
+                run_id,
+                approve=ask_approval if interactive else None,
+                trust_project_policy=trust_project_policy or None,
+            )
             task = _task_of(run_id)
     except TaoError as error:  # nothing to resume: a plain one-line error
         not_started(error, as_json)

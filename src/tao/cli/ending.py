@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
+from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import cli_error
 from tao.errors import FatalError, TaoError
 from tao.state.jsontypes import JSONObject
@@ -79,7 +80,7 @@ def not_started(error: TaoError | click.ClickException, as_json: bool) -> NoRetu
 def _error_object(run: RunResult | None, message: str) -> None:
     data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
     data.update(status="error", error=message)
-    click.echo(json.dumps(data, ensure_ascii=False))
+    echo_json(json.dumps(data, ensure_ascii=False))
 
 
 class Latest:
@@ -119,14 +120,14 @@ def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoRe
     that could not work is suggested.
     """
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        echo_json(json.dumps(result.to_dict(), ensure_ascii=False))
     if result.status in (Status.INTERRUPTED, Status.CANCELLED):
         how = (
             f"continue it with: tao resume {result.run_id}"
             if recorded
             else "it was not recorded (--no-log), so it cannot be resumed"
         )
-        click.echo(f"{result.status}: {how}", err=True)
+        echo(f"{result.status}: {how}", err=True)
     sys.exit(exit_code(result))
 
 
@@ -134,9 +135,9 @@ def interrupted(latest: Latest, as_json: bool, *, recorded: bool = True) -> NoRe
     """Ctrl-C or SIGTERM: the driver has recorded the run as interrupted; say so, exit 130."""
     result = latest.result
     if result is None:
-        click.echo("interrupted before the run started", err=True)
+        echo("interrupted before the run started", err=True)
         if as_json:
-            click.echo(json.dumps({"run_id": None, "status": "interrupted"}))
+            echo_json(json.dumps({"run_id": None, "status": "interrupted"}))
         sys.exit(130)
     result.status = Status.INTERRUPTED if result.status is Status.RUNNING else result.status
     conclude(result, as_json, recorded=recorded)
@@ -149,5 +150,5 @@ def failed(error: TaoError, latest: Latest, as_json: bool) -> NoReturn:
         partial = None
     if as_json:
         _error_object(partial or latest.result, str(error))
-    click.echo(f"Error: {error}", err=True)
+    echo(f"Error: {error}", err=True)
     sys.exit(1)

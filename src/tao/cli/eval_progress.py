@@ -28,6 +28,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from tao.cli.terminal import console as safe_console
 from tao.format import terminal_safe
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class BarProgress:
             TextColumn("{task.fields[score]}"),
             TimeElapsedColumn(),
             _EtaColumn(self),
-            console=console or Console(stderr=True),
+            console=console or safe_console(stderr=True),
         )
         self.progress.activity = self
         self.task: TaskID | None = None

@@ -28,6 +28,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
+from tao.cli.terminal import console as safe_console
 from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
 from tao.format import terminal_safe
 from tao.redact.scan import redact
@@ -48,7 +49,7 @@ def status_console(stdout: Console) -> Console | None:
     """Where the live display goes: stdout if it is a terminal, else stderr if it is one."""
     if stdout.is_terminal and not stdout.is_dumb_terminal:
         return stdout
-    stderr = Console(stderr=True, highlight=False)
+    stderr = safe_console(stderr=True)
     return stderr if stderr.is_terminal and not stderr.is_dumb_terminal else None
 
 
@@ -95,7 +96,7 @@ def loading(name: str, console: Console | None = None, *, quiet: bool = False) -
     It goes to ``console`` (default stdout) if that is a terminal, else to stderr if that is
     one; ``quiet`` shows nothing (``--json``).
     """
-    console = None if quiet else status_console(console or Console(highlight=False))
+    console = None if quiet else status_console(console or safe_console())
     if console is None:
         yield
         return

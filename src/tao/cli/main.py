@@ -9,10 +9,11 @@ from tao.cli.eval import eval_group
 from tao.cli.run import run
 from tao.cli.runs import runs
 from tao.cli.serve import serve
+from tao.cli.terminal import EscapingGroup
 from tao.cli.ui import ui
 
 
-@click.group(help="ReAct agents: Thought, Action, Observation.")
+@click.group(cls=EscapingGroup, help="ReAct agents: Thought, Action, Observation.")
 @click.version_option(package_name="tao")
 def main() -> None:
     """Group every sub-command under ``tao``."""

@@ -21,11 +21,14 @@ from tao.cli.ending import (
     sigterm_interrupts,
 )
 from tao.cli.options import base_url_option, model_option, shown
+from tao.cli.terminal import console as safe_console
+from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
+from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.protocol.labels import LABELS
 from tao.run.act import Person
 from tao.run.output import schema_of
@@ -56,13 +59,12 @@ def show_live(
     under the steps until the run ends; ``status`` must observe the run that ``events``
     come from (the default stream is given it here).
     """
-    from rich.console import Console
     from rich.text import Text
 
     from tao.cli.live import RunStatus, live_region, paused, status_console
     from tao.cli.render import render_result_footer, render_step
 
-    console = Console(highlight=False)
+    console = safe_console()
     console.print(
         Text.assemble(
             ("tao ", "bold cyan"), (agent.model.name, "cyan"), "  ", (terminal_safe(task), "bold")
@@ -98,8 +100,8 @@ def show_live(
 
 def human_executor(tool: Tool, arguments: JSONObject) -> str:
     """SPEC M2: the person is the model's tools; they do the Action and type what happened."""
-    click.echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
-    click.echo("Do this, then type the Observation (one line):", err=True)
+    echo(f"\n>>> {terminal_safe(format_call(tool.name, None, arguments))}", err=True)
+    echo("Do this, then type the Observation (one line):", err=True)
     line = read_line()
     if line is None:
         raise ToolError("no observation was typed (standard input is closed)")
@@ -109,11 +111,10 @@ def human_executor(tool: Tool, arguments: JSONObject) -> str:
 def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool | str:
     """SPEC S3 at a terminal: a person approves or denies this exact call, seeing what it
     would do (the same diff the web page shows), and whether a crash cut it short (R1)."""
-    from rich.console import Console
 
     from tao.cli.render import render_pending
 
-    console = Console(stderr=True, highlight=False)
+    console = safe_console(stderr=True)
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
     shown = render_pending(
@@ -147,12 +148,14 @@ _HELP = {
     "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
+    "max-calls": "Tool calls of one model reply that run; the rest are refused in one observation.",
     "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
     "pass-env": "Also give sandboxed children (pytest, MCP servers) this environment "
     "variable of yours; repeatable. Only the name is recorded.",
     "allow-net": "Let these sandboxed children use the network (default: none); repeatable.",
     "sandbox": "Confine child processes with bubblewrap: auto (where possible, else say so "
     "and ask before each test run), require (refuse to run without it), off.",
+    "trust-project-policy": "Accept a policy file inside the project (you wrote it yourself).",
 }
 _USD = click.FloatRange(min=0, min_open=True)
 _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -189,6 +192,7 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
 @_option("--max-cost", "max_cost_usd", type=_USD, metavar="USD", help=_HELP["max-cost"])
 @shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
+@shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @base_url_option
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
@@ -203,6 +207,12 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @_option("--allow-net", "network", multiple=True, type=_NET, help=_HELP["allow-net"])
 @_option("--sandbox", envvar="TAO_SANDBOX", type=_MODES, default="auto", help=_HELP["sandbox"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
+@_option(
+    "--trust-project-policy",
+    is_flag=True,
+    envvar=TRUST_PROJECT_POLICY_ENV,
+    help=_HELP["trust-project-policy"],
+)
 def run(task: str, **options: Unpack[RunOptions]) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
 
@@ -231,6 +241,7 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
                 executor=human_executor if options["human_tools"] else None,
                 approve=ask_approval if interactive else None,
                 record=not options["no_log"],
+                trust_project_policy=options["trust_project_policy"] or None,
             )
         _check_setup(agent, options, interactive)
         with sigterm_interrupts():
@@ -296,7 +307,7 @@ def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
         )
     roots = sorted({str(t.root) for t in agent.tools.values() if t.root is not None})
     if roots and options["project"] is None:
-        click.echo(
+        echo(
             f"files confined to {', '.join(roots)} (the current folder; "
             "choose another with --project DIR)",
             err=True,
@@ -317,6 +328,7 @@ class RunOptions(TypedDict):
     max_tokens: int
     max_cost_usd: float | None
     max_repeats: int
+    max_calls_per_reply: int
     temperature: float
     base_url: str | None
     no_grammar: bool
@@ -331,6 +343,7 @@ class RunOptions(TypedDict):
     network: tuple[str, ...]
     sandbox: str
     as_json: bool
+    trust_project_policy: bool
 
 
 def _config(options: RunOptions, sets: list[str]) -> RunConfig:

@@ -24,9 +24,12 @@ from rich.table import Table
 from rich.text import Text
 
 from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
+from tao.cli.terminal import console as safe_console
+from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
-from tao.format import format_cost, format_time, plural
+from tao.format import format_cost, format_time, plural, terminal_safe
+from tao.paths import private_open
 from tao.state.result import Status
 from tao.store.factory import open_store
 from tao.store.query import STATUSES
@@ -59,11 +62,12 @@ def _store_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 def _console() -> Console:
     # highlight=False: numbers and paths in model text keep their plain colour.
-    return Console(highlight=False)
+    return safe_console()
 
 
 def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    """One row's cell: escaped first (SPEC S9), so the width counts what is shown."""
+    flat = " ".join(terminal_safe(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -83,7 +87,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         summaries = store.list_runs(limit=limit, status=status)
         prefixes = store.unique_prefixes(s.run_id for s in summaries)
     if as_json:
-        click.echo(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
+        echo_json(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
         return
     console = _console()
     if not summaries:
@@ -94,7 +98,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         [
             prefixes[summary.run_id],
             format_time(summary.started_at, seconds=False),
-            summary.status,
+            terminal_safe(summary.status),
             str(summary.steps),
             f"{summary.tokens:,}",
             format_cost(summary.cost_usd),
@@ -138,7 +142,7 @@ def show_command(run_id: str, as_json: bool) -> None:
         interrupted = summary.status is Status.INTERRUPTED
         stopped = store.load_state(summary.run_id) if interrupted else None
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
         return
     console = _console()
     console.print(render_run_header(result, status=summary.status))
@@ -186,10 +190,12 @@ def export_command(run_id: str, fmt: str, output: Path | None, full: bool) -> No
         lines = list(store.export_jsonl(run_id, full=full))  # fail before touching the output
     if output is None:
         for line in lines:
-            click.echo(line)
+            echo_json(line)
         return
     try:
-        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        # owner-only, like the run log it comes from (tasks, answers, approvals)
+        with open(output, "w", encoding="utf-8", opener=private_open) as handle:
+            handle.write("".join(line + "\n" for line in lines))
     except OSError as error:
         raise UsageProblem(f"cannot write {output}: {error}") from None
-    click.echo(f"Wrote {plural(len(lines), 'line')} ({fmt}) to {output}", err=True)
+    echo(f"Wrote {plural(len(lines), 'line')} ({fmt}) to {output}", err=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import TaoError
 
@@ -85,15 +86,13 @@ def serve(
     except TaoError as error:
         raise cli_error(error) from error
     if host in ("0.0.0.0", "::"):  # noqa: S104 - words about a bind, not a bind
-        click.echo(
+        echo(
             f"note: listening on {host}, but only requests addressed to 127.0.0.1, localhost "
             "or [::1] are answered; to serve other machines, bind the address they use",
             err=True,
         )
     elif host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(
-            f"warning: listening on {host}; anyone who can reach it can use the model", err=True
-        )
+        echo(f"warning: listening on {host}; anyone who can reach it can use the model", err=True)
     try:
         serve_forever(model, host, port, quiet=quiet, max_waiting=max_queue)
     except OSError as error:

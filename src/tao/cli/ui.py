@@ -14,6 +14,7 @@ import errno
 
 import click
 
+from tao.cli.terminal import echo
 from tao.errors import StoreError
 from tao.store.factory import open_store
 
@@ -45,8 +46,8 @@ def ui(port: int) -> None:
                 f"port {port} is already in use; choose another with --port (0: any free port)"
             ) from None
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {error}") from None
-    click.echo(f"tao ui: {server.url}  (run log {store.where}; Ctrl+C to stop)", err=True)
-    click.echo(server.url)
+    echo(f"tao ui: {server.url}  (run log {store.where}; Ctrl+C to stop)", err=True)
+    echo(server.url)
     try:
         server.serve_forever()
     finally:

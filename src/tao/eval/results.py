@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tao.errors import ConfigError
 from tao.eval.record import QuestionRecord
-from tao.paths import tao_home
+from tao.paths import private_dir, private_open, tao_home
 from tao.state.jsontypes import JSON, JSONObject
 
 
@@ -54,11 +54,12 @@ class ResultsFile:
         folder = folder or evals_dir()
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{key['benchmark']}-{key['strategy']}")
         path = folder / f"{slug}-{settings_digest(key)}.jsonl"
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         meta = path.with_suffix(".json")
         if not meta.exists():
             tmp = meta.with_suffix(f".json.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(key, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            with open(tmp, "w", encoding="utf-8", opener=private_open) as handle:
+                handle.write(json.dumps(key, indent=2, sort_keys=True) + "\n")
             os.replace(tmp, meta)
         return cls(path)
 
@@ -90,7 +91,7 @@ class ResultsFile:
                     break
                 records.append(record)
                 if last and repair:  # whole JSON, newline lost: end the line before appending
-                    with self.path.open("ab") as handle:
+                    with open(self.path, "ab", opener=private_open) as handle:
                         handle.write(b"\n")
             offset += len(raw) + 1
         return records
@@ -107,7 +108,7 @@ class ResultsFile:
             raise ResultsError(f"{self.path}:{number}: not a results line ({error})") from None
 
     def _truncate(self, size: int) -> None:
-        with self.path.open("r+b") as handle:
+        with open(self.path, "r+b", opener=private_open) as handle:
             handle.truncate(size)
             handle.flush()
             os.fsync(handle.fileno())
@@ -115,7 +116,7 @@ class ResultsFile:
     def append(self, record: QuestionRecord) -> None:
         """Write one whole line, flushed and fsynced before returning."""
         line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
-        with self.path.open("ab") as handle:
+        with open(self.path, "ab", opener=private_open) as handle:
             handle.write(line.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tao.models.base import Message, ModelReply, ToolCall, ToolSpec
+from tao.protocol import prompts
 from tao.protocol.labels import Labels
 from tao.protocol.scan import Exhausted, Scanner
 from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
@@ -33,7 +34,7 @@ def tool_specs(tools: Sequence[Tool], *, answer_schema: JSONObject | None = None
     With ``answer_schema`` (typed final answers, SPEC L13), ``finish`` takes an
     ``answer`` of that schema, so the provider's own structured output shapes it.
     """
-    specs = [ToolSpec(t.name, t.description, t.schema) for t in tools]
+    specs = [ToolSpec(t.name, prompts.description(t), t.schema) for t in tools]
     if answer_schema is None:
         return specs
     typed: JSONObject = {

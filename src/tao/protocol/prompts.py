@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
+from tao.protocol.fences import fenced_body
 from tao.protocol.labels import Labels
 from tao.tools.base import Tool
 
@@ -124,11 +124,19 @@ def _phrases(labels: Labels) -> _Phrases:
 
 
 def tool_line(tool: Tool, labels: Labels) -> str:
-    """One tool as the prompt lists it: ``calculator[expression]: Evaluate ...``."""
+    """One tool as the prompt lists it: ``calculator[expression]: Evaluate ...``; a
+    description an MCP server wrote is fenced as data (SPEC S4)."""
+    text = description(tool)
     if len(tool.param_names) > 1:  # named, in the brackets the grammar allows (issue 30)
         params = ", ".join(f'{name}="..."' for name in tool.param_names)
-        return f"{tool.name}[{params}]: {tool.description}"
-    return f"{tool.name}[{tool.param_names[0] if tool.param_names else ''}]: {tool.description}"
+        return f"{tool.name}[{params}]: {text}"
+    return f"{tool.name}[{tool.param_names[0] if tool.param_names else ''}]: {text}"
+
+
+def description(tool: Tool) -> str:
+    """The tool's description as the model reads it: fenced on one line when untrusted."""
+    source = tool.description_source
+    return tool.description if source is None else fence(tool.description, source, inline=True)
 
 
 def format_block(labels: Labels) -> str:
@@ -189,23 +197,22 @@ def observation_message(
     return f"{labels.observation}{number}: {body}"
 
 
-def fence(text: str, source: str) -> str:
+def fence(text: str, source: str, *, inline: bool = False) -> str:
     """Mark ``text`` as data from ``source``, with marks the text itself cannot forge (S4).
 
-    Unforgeable by escaping, not by secrecy: every ``</data`` in the text (any case,
-    spaces allowed) becomes ``<\\/data``, so only tao writes a closing mark. The id pairs
-    the two marks; it is three lowercase letters derived from the text, so the same
-    observation is always fenced the same way (runs replay identically, prefixes stay
-    cacheable). A fence costs about 18 tokens of the embedded model's tokenizer; with
-    10-hex-digit ids it cost 34 (digits are one token each).
+    Unforgeable by escaping, not by secrecy: invisible characters are dropped and every
+    start of something a model could read as ``</data`` (look-alikes, full-width forms,
+    entities, spaces and marks inside) gets a backslash (:mod:`tao.protocol.fences`), so
+    only tao writes a closing mark. The id pairs the two marks; it is three lowercase
+    letters derived from the text, so the same observation is always fenced the same way
+    (runs replay identically, prefixes stay cacheable). A fence costs about 18 tokens of
+    the embedded model's tokenizer; with 10-hex-digit ids it cost 34 (digits are one
+    token each). ``inline`` keeps it on one line (a tool's description in a list).
     """
     mark = fence_id(text, source)
-    body = _CLOSING.sub(r"<\\", text) if "<" in text else text
-    return f'<data source="{source}" id="{mark}">\n{body}\n</data id="{mark}">'
-
-
-#: The start of anything a reader could take for a closing ``</data`` mark.
-_CLOSING = re.compile(r"<(?=\s*/\s*data)", re.IGNORECASE)
+    body = fenced_body(text)
+    gap = "" if inline else "\n"
+    return f'<data source="{source}" id="{mark}">{gap}{body}{gap}</data id="{mark}">'
 
 
 def fence_id(text: str, source: str) -> str:

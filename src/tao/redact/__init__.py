@@ -8,6 +8,7 @@ One package, one idea per module:
 * :mod:`~tao.redact.urls`, :mod:`~tao.redact.commandline`, :mod:`~tao.redact.entropy`,
   :mod:`~tao.redact.encoded`, :mod:`~tao.redact.joined`: where secrets hide;
 * :mod:`~tao.redact.structured`: JSON values, walked instead of redacted as text;
+* :mod:`~tao.redact.budget`: bounded Python work per 1 KB block, a dense block hidden whole;
 * :mod:`~tao.redact.marker`: the ``[REDACTED]`` marker and "2 values hidden".
 
     >>> redact("OPENAI_API_KEY=sk-proj-abc123def456ghi789jkl012")

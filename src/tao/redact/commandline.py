@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from tao.redact.budget import BACK, Blocks
 from tao.redact.keys import secret_key
 from tao.redact.marker import Span
 from tao.redact.runs import Needles
@@ -33,6 +34,8 @@ _USER = re.compile(
     r"-(?<!\S-)(?:u|U|-user|-proxy-user|-basic-auth)(?:[ \t]++|=)"
     r"""(['"]?)([^\s:'"]{1,256}+):([^\s'"]{1,1000}+)\1"""
 )
+#: Options tried per 1 KB block before the rest of it is hidden whole (:mod:`tao.redact.budget`).
+MOST = 32
 _NETRC = re.compile(
     r"(?i:(?<![\w-])(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)"
     r"[ \t]++\S{1,256}+)?+[ \t]++(?:password|passwd)[ \t]++)(\S{1,1000}+)"
@@ -45,16 +48,29 @@ def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
     lowered = text.lower() if lowered is None else lowered
     yield from _mysql_spans(text, lowered)
     if "-" in text:
-        for match in _OPTION.finditer(text):
-            if secret_key(match.group(1)):
-                yield _unquoted(match, 2)
-        for match in _USER.finditer(text):
-            if not (match.group(2).isdigit() and match.group(3).isdigit()):  # -u 1000:1000
-                yield match.span(3)
+        yield from _option_spans(text)
     if "passw" not in lowered:  # both netrc forms hold password or passwd
         return
     for match in _NETRC.finditer(text):
         yield match.span(1) if match.group(1) is not None else match.span(2)
+
+
+def _option_spans(text: str) -> Iterator[Span]:
+    """``--password VALUE`` and ``-u user:pass``, each expression's hits bounded per block."""
+    for pattern in (_OPTION, _USER):
+        blocks = Blocks(text, MOST)
+        position = 0
+        while (match := pattern.search(text, position)) is not None:
+            position = match.end()
+            if blocks.full(match.start()):
+                span = blocks.hide(match.start())
+                yield span
+                position = max(position, span[1] - BACK)  # an option cut at the end: again
+            elif pattern is _OPTION:
+                if secret_key(match.group(1)):
+                    yield _unquoted(match, 2)
+            elif not (match.group(2).isdigit() and match.group(3).isdigit()):  # -u 1000:1000
+                yield match.span(3)
 
 
 def _mysql_spans(text: str, lowered: str) -> Iterator[Span]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
+from tao.redact.budget import Blocks
 from tao.redact.marker import Span
 from tao.redact.runs import HEX, TOKEN, Classes
 
@@ -19,6 +20,9 @@ from tao.redact.runs import HEX, TOKEN, Classes
 MIN_RUN = 24
 MAX_RUN = 4_096
 MIN_HEX = 40
+#: Runs decoded per 1 KB block before the rest of it is hidden whole (a ``sha256sum``
+#: listing holds about 25; :mod:`tao.redact.budget`).
+MOST = 48
 _URLSAFE = str.maketrans("-_", "+/")
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]*+")
 
@@ -26,26 +30,45 @@ _PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]*+")
 Finder = Callable[[str], list[Span]]
 
 
-def encoded_spans(text: str, find: Finder, classes: Classes | None = None) -> Iterator[Span]:
+def encoded_spans(
+    text: str, find: Finder, classes: Classes | None = None, covered: Sequence[Span] = ()
+) -> Iterator[Span]:
     """Runs of base64 or hex whose decoded text holds a secret that ``find`` finds.
 
     Runs are found at C speed (:mod:`tao.redact.runs`); a run longer than
-    :data:`MAX_RUN` is decoded in pieces of that length."""
+    :data:`MAX_RUN` is decoded in pieces of that length. A run inside one of the sorted
+    ``covered`` spans (hidden already) is not decoded."""
     classes = classes or Classes(text)
-    for start, end in classes.runs(TOKEN, MIN_RUN, MAX_RUN):
-        run = text[start:end]
-        if run.isalpha() or run.isdigit():  # words and numbers are no encoding of a token
-            continue
-        while end < len(text) and text[end] == "=" and end - start < MAX_RUN + 2:
-            end += 1
-        decoded = _base64(text[start:end])
-        if decoded is not None and find(decoded):
-            yield start, end
-    for start, end in classes.runs(HEX, MIN_HEX, MAX_RUN):
-        run = text[start : end - (end - start) % 2]
-        decoded = _text(binascii.unhexlify(run))
-        if decoded is not None and find(decoded):
-            yield start, end
+    size = len(text)
+    for chars, least in ((TOKEN, MIN_RUN), (HEX, MIN_HEX)):
+        blocks = Blocks(text, MOST)
+        index = 0
+        position = 0
+        while (run := classes.run(chars, least, position)) is not None:
+            start, end = run[0], min(run[1], run[0] + MAX_RUN)
+            position = end
+            if end - start < least:
+                continue
+            while index < len(covered) and covered[index][1] < end:
+                index += 1
+            if index < len(covered) and covered[index][0] <= start:
+                position = max(position, covered[index][1])  # hidden already: skip it
+                continue
+            if blocks.full(start):
+                span = blocks.hide(start)
+                position = max(position, span[1])
+                yield span
+                continue
+            if chars is HEX:
+                decoded = _text(binascii.unhexlify(text[start : end - (end - start) % 2]))
+            else:
+                if text[start:end].isalpha() or text[start:end].isdigit():
+                    continue  # words and numbers encode no token
+                while end < size and text[end] == "=" and end - start < MAX_RUN + 2:
+                    end += 1
+                decoded = _base64(text[start:end])
+            if decoded is not None and find(decoded):
+                yield start, end
 
 
 def _base64(run: str) -> str | None:

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
+from tao.redact.budget import Blocks
 from tao.redact.marker import Span
 
 #: ``NAME=VALUE`` (or ``export NAME=VALUE``, ``NAME: VALUE``), alone on its line.
@@ -29,14 +30,27 @@ _PARTS = re.compile(r"[_\-.~/+=]+")
 #: Least entropy (bits per character) of a value taken as random.
 MIN_BITS = 3.0
 MIN_LENGTH = 16
+#: Env lines judged per 1 KB block before the rest of it is hidden whole (a block of
+#: short ``NAME=VALUE`` lines holds about 25; :mod:`tao.redact.budget`).
+MOST = 32
+#: Random values hidden per 1 KB block before the rest of it is hidden whole.
+DENSE = 12
 
 
 def entropy_spans(text: str) -> Iterator[Span]:
     """Values of env-style lines that look random (see :func:`looks_random`)."""
     if "=" not in text and ":" not in text:
         return
-    for match in _ENV_LINE.finditer(text):
-        if looks_random(match.group(2)):
+    tried, found = Blocks(text, MOST), Blocks(text, DENSE)
+    position = 0
+    while (match := _ENV_LINE.search(text, position)) is not None:
+        position = match.end()
+        at = match.start()
+        if tried.full(at) or (looks_random(match.group(2)) and found.full(at)):
+            span = tried.hide(at)
+            yield span
+            position = max(position, span[1])
+        elif looks_random(match.group(2)):
             yield match.span(2)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from tao.redact.budget import BLOCK, block_end
 from tao.redact.keys import NOT_VALUES, secret_key
 from tao.redact.marker import REDACTED, Span
 from tao.redact.runs import Needles
@@ -52,7 +53,6 @@ _KEY_REST = re.compile(rf"""[{_K}]*+["']?\]?[ \t]*+(?::=|=>|=|:)""")
 #: whole block (and the rest of its last line) instead of each value, so a crafted text
 #: costs a bounded amount of Python per block. Ordinary text holds far fewer; hiding too
 #: much beats a leak or a hang.
-BLOCK = 1_024
 DENSE = 16
 CANDIDATES = 32
 HITS = 64
@@ -83,7 +83,7 @@ def labelled_spans(text: str, lowered: str) -> Iterator[Span]:
             block, found, candidates, hits = at // BLOCK, 0, 0, 0
         hits += 1
         if hits > HITS or candidates > CANDIDATES or found >= DENSE:
-            stop = _dense_end(text, (block + 1) * BLOCK)
+            stop = block_end(text, (block + 1) * BLOCK)
             yield max(0, block * BLOCK - _LINE_BACK), stop
             position = stop
             continue
@@ -110,15 +110,6 @@ def labelled_spans(text: str, lowered: str) -> Iterator[Span]:
             found += 1
             yield span
             position = max(position, span[1])
-
-
-def _dense_end(text: str, end: int) -> int:
-    """Where a dense block's hiding stops: its end, carried on to the end of that line
-    (at most one value's length on), so no value is cut in two."""
-    if end >= len(text):
-        return len(text)
-    line_end = text.find("\n", end, end + 1_000)
-    return min(len(text), end + 1_000) if line_end < 0 else line_end
 
 
 def value_span(text: str, key_start: int, position: int) -> Span | None:

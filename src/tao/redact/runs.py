@@ -42,6 +42,16 @@ class Classes:
             found = self._maps[chars] = self._ascii.translate(_table(chars))
         return found
 
+    def run(self, chars: str, least: int, position: int) -> tuple[int, int] | None:
+        """``(start, end)`` of the first maximal run of ``chars`` at least ``least`` long
+        starting at or after ``position``, else ``None``."""
+        mapped = self.map(chars)
+        start = mapped.find(b"x" * least, position)
+        if start < 0:
+            return None
+        end = mapped.find(b".", start + least)
+        return start, len(mapped) if end < 0 else end
+
     def runs(self, chars: str, least: int, most: int = 0) -> Iterator[tuple[int, int]]:
         """``(start, end)`` of each maximal run of ``chars`` at least ``least`` long; with
         ``most``, a longer run is given in pieces of ``most`` (the last may be shorter

@@ -90,7 +90,7 @@ def find_secrets(text: str) -> list[Span]:
     if not any(mark in text for mark in _MARKS) and next(classes.runs(TOKEN, _RUN), None) is None:
         return []
     spans = plain_spans(text, classes)
-    spans.extend(encoded_spans(text, plain_spans, classes))
+    spans.extend(encoded_spans(text, plain_spans, classes, spans))
     joined = join(text)
     if joined is not None:
         for span in plain_spans(joined.text):

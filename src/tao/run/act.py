@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tao.errors import ToolError
+from tao.lookalikes import name_problem
 from tao.redact.scan import redact
 from tao.state.calls import Call, Outcome, Ready
 from tao.state.config import PendingCall
@@ -56,10 +57,14 @@ def find_tool(name: str, tools: Mapping[str, Tool]) -> Tool | None:
 
     The paper's prompts write ``Search[...]``; models write ``read-file``. The
     registry refused two tools with one normal name at startup, so at most one
-    tool can match (issue 12 item 9).
+    tool can match (issue 12 item 9). A name that is not ASCII matches nothing: no
+    tool has one, and a look-alike (``reаd_file``, Cyrillic ``а``; full-width letters)
+    must not reach the tool it imitates (issue 26).
     """
     if name in tools:
         return tools[name]
+    if not name.isascii():
+        return None
     wanted = normal_name(name)
     return next((tool for key, tool in tools.items() if normal_name(key) == wanted), None)
 
@@ -69,9 +74,11 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
     tool = find_tool(call.tool, tools)
     if tool is None:
         available = ", ".join(tools)
+        problem = name_problem(call.tool)
+        why = f" ({problem})" if problem is not None else ""
         return Outcome(
             StepKind.UNKNOWN_TOOL,
-            f"Unknown tool: {call.tool}. Available: {available}",
+            f"Unknown tool: {call.tool}{why}. Available: {available}",
             call.tool,
             None,
         )

@@ -48,6 +48,7 @@ from tao.run.transcript import (
     Turn,
     action_step,
     calls_of,
+    capped,
     closing,
     extend,
     failed_step,
@@ -56,6 +57,7 @@ from tao.run.transcript import (
     make_step,
     opening,
     parse,
+    refusal,
     stops,
 )
 from tao.state.budget import Budget, Usage
@@ -114,6 +116,7 @@ class _Run:
             executing=executing,
             completed=dict(turn.completed) if turn is not None else {},
             approved=self.approved,
+            refused_calls=turn.refused if turn is not None else 0,
         )
 
 
@@ -183,6 +186,7 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     turn.executing = resume.executing
     turn.completed.update(resume.completed)
     turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
+    turn.refused = resume.refused_calls
     return turn
 
 
@@ -223,7 +227,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     Returns the new steps, or an Ending when a call waits for a person's approval.
     """
     setup, decisions = run.setup, turn.decisions
-    reply = kept_reply(setup, turn.answer.reply)
+    reply = capped(setup, turn, kept_reply(setup, turn.answer.reply))
     parsed = parse(setup, turn.index, reply)
     if isinstance(parsed, FinalAnswer):
         return _final(run, turn, reply, parsed)
@@ -267,13 +271,16 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
     ordered = [outcomes[i] for i in range(len(calls))]
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
-    extend(
-        run.setup, run.messages, turn.index, reply, kept_text(parsed, reply), native_calls, ordered
-    )
-    return [
+    note = refusal(setup, turn)
+    text = kept_text(parsed, reply)
+    extend(setup, run.messages, turn.index, reply, text, native_calls, ordered, note)
+    steps = [
         action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
         for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
+    if note is not None:  # the refused calls: one step, one observation, however many
+        steps.append(make_step(turn, StepKind.ACTION, None, position=len(calls), observation=note))
+    return steps
 
 
 def _prepare(

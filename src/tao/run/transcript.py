@@ -41,6 +41,35 @@ def kept_reply(setup: LoopSetup, reply: ModelReply) -> ModelReply:
     return reply if text == reply.text else dataclasses.replace(reply, text=text)
 
 
+def capped(setup: LoopSetup, turn: Turn, reply: ModelReply) -> ModelReply:
+    """``reply`` with only its first ``max_calls_per_reply`` tool calls; ``turn.refused``
+    counts the others (SPEC L4). One reply of thousands of parallel calls would otherwise
+    run them all, and fill the transcript and the record with one step each.
+
+    The reply kept in the turn's checkpoint is this one, with the count beside it, so a
+    resumed run refuses exactly the same calls (and stores no more than it runs). The
+    text protocol reads one Action per reply (SPEC L2), so only native calls are capped.
+    """
+    limit = setup.config.max_calls_per_reply
+    if len(reply.tool_calls) <= limit:
+        return reply
+    turn.refused = len(reply.tool_calls) - limit
+    return dataclasses.replace(reply, tool_calls=reply.tool_calls[:limit])
+
+
+def refusal(setup: LoopSetup, turn: Turn) -> str | None:
+    """The one observation for the calls :func:`capped` refused, or ``None``: how many,
+    and why, in tao's own voice (outside any fence)."""
+    if not turn.refused:
+        return None
+    limit = setup.config.max_calls_per_reply
+    more = "call was" if turn.refused == 1 else "calls were"
+    return (
+        f"Error: {turn.refused} more tool {more} refused and not run: at most {limit} "
+        f"calls of one reply run (max_calls_per_reply). Call only what you need next."
+    )
+
+
 def kept_text(parsed: Action | native.NativeCalls, reply: ModelReply) -> str:
     """What of the reply enters the transcript: the text protocol cuts after the Action."""
     return parsed.text if isinstance(parsed, Action) else reply.text
@@ -91,17 +120,23 @@ def extend(
     text: str,
     calls: Sequence[ToolCall],
     outcomes: list[Outcome],
+    refused: str | None = None,
 ) -> None:
     """Append the model's turn (cut after its first Action) and the real observation(s).
 
-    Output read from the world goes in fenced as untrusted data (SPEC S4).
+    Output read from the world goes in fenced as untrusted data (SPEC S4). ``refused``
+    (calls over the reply's cap) follows the last call's result, after its fence: every
+    call the turn keeps has its result, and no provider takes a message in between.
     """
     if setup.protocol == "native" and calls:
         messages.append(native.assistant_message(reply))
-        for call, outcome in zip(calls, outcomes, strict=True):
+        last = len(calls) - 1
+        for position, (call, outcome) in enumerate(zip(calls, outcomes, strict=True)):
             observation = outcome.observation
             if outcome.source and setup.config.fence_untrusted:
                 observation = prompts.fence(observation, outcome.source)
+            if refused is not None and position == last:
+                observation = f"{observation}\n\n{refused}"
             messages.append(native.tool_message(call, observation))
         return
     messages.append({"role": "assistant", "content": text})
@@ -137,6 +172,8 @@ class Turn:
     """What its calls with side effects returned, by PendingCall id (the journal, SPEC R1)."""
     interrupted: set[str] = field(default_factory=set)
     """Calls that were running when the process stopped, by PendingCall id: a person decides."""
+    refused: int = 0
+    """Tool calls of the reply refused over ``max_calls_per_reply`` (not run, not kept)."""
     forced: str | None = None
     """Why this reply could only be the final answer, if it was made to be."""
 

@@ -97,6 +97,9 @@ class RunConfig:
     """The longest one model reply may be."""
     max_repeats: int = 2
     """Identical calls allowed in a run before it ends (SPEC L12)."""
+    max_calls_per_reply: int = 16
+    """Tool calls of one model reply that run (native parallel calls); the rest are refused
+    as one observation, so a reply of thousands of calls costs no more than a few (S4, L4)."""
     protocol: Protocol = "auto"
     """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
     temperature: float = 0.0
@@ -132,6 +135,8 @@ class RunConfig:
         self.budget()  # refuses limits that make no sense, with the budget's own words
         if self.max_repeats < 0:
             raise ValueError("max_repeats must be 0 or more")
+        if self.max_calls_per_reply < 1:
+            raise ValueError("max_calls_per_reply must be 1 or more")
         if self.protocol not in ("auto", "text", "native"):
             raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
         if any(kind not in NETWORK_KINDS for kind in self.network):
@@ -323,6 +328,9 @@ class Checkpoint:
     """By tool name, the state a person last approved for tools with a gate (SPEC S11): the
     fingerprint of the project's code ``run_tests`` may execute unasked. Taken when the run
     starts and at each approved call; a run recorded without it asks before each such call."""
+    refused_calls: int = 0
+    """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
+    that run, so a resumed run refuses the same ones, and the record stays small."""
 
     @property
     def cut_short(self) -> tuple[str, ...]:
@@ -334,7 +342,7 @@ class Checkpoint:
         return tuple(key for key in started if key not in self.completed)
 
     def to_json(self) -> JSONObject:
-        return {
+        data: JSONObject = {
             "schema_version": self.schema_version,
             "messages": [cast(JSON, dict(m)) for m in self.messages],
             "elapsed_s": self.elapsed_s,
@@ -346,6 +354,9 @@ class Checkpoint:
             "completed": {key: entry.to_json() for key, entry in self.completed.items()},
             "approved": dict(self.approved),
         }
+        if self.refused_calls:  # written only when there are some: older records stay the same
+            data["refused_calls"] = self.refused_calls
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
@@ -379,6 +390,7 @@ class Checkpoint:
         reply = data.get("reply")
         completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
         approved = data.get("approved")
+        refused = data.get("refused_calls", 0)
         return cls(
             messages=tuple(cast(list[Message], data.get("messages") or [])),
             elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
@@ -389,6 +401,7 @@ class Checkpoint:
             executing=bool(data.get("executing", False)),
             completed={key: Completed.from_json(entry) for key, entry in completed.items()},
             approved=dict(approved) if isinstance(approved, dict) else {},
+            refused_calls=_int(refused) if refused else 0,
         )
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from tao.paths import tao_home
+from tao.paths import private_dir, private_open, tao_home
 from tao.redact.structured import redact_json
 from tao.state.jsontypes import JSON, JSONObject
 
@@ -49,9 +48,8 @@ def keep(run_id: str, state: JSONObject) -> JSONObject:
             _ABSENT.add(path)
         return state
     _ABSENT.discard(path)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    private_dir(path.parent)
+    with open(path, "w", encoding="utf-8", opener=private_open) as handle:
         json.dump(state, handle, ensure_ascii=False)
     return shown
 

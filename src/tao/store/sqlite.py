@@ -19,6 +19,8 @@ overwritten, so nothing is lost by opening it. The queries live in
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tao.errors import StoreError
-from tao.paths import default_db_path
+from tao.paths import default_db_path, private_dir, private_open, tighten
 from tao.store.base import Store
 from tao.store.schema import (
     SCHEMA_VERSION,
@@ -86,6 +88,19 @@ class _Checkpointer:
             conn.close()
 
 
+def _owner_only(path: Path) -> None:
+    """The run log file made 0600 before SQLite opens it, and its ``-wal``/``-shm``
+    tightened if an older tao left them readable: SQLite creates those two with the
+    log's own permissions, so a 0600 log keeps them owner-only whatever the umask."""
+    try:
+        os.close(private_open(path, os.O_RDWR | os.O_CREAT))
+        for suffix in ("-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                tighten(f"{path}{suffix}")
+    except OSError:
+        pass  # a read-only or special path: SQLite reports the real problem next
+
+
 class SQLiteStore(Store):
     """The run log in one SQLite file; one connection shared by threads under a lock."""
 
@@ -102,9 +117,10 @@ class SQLiteStore(Store):
         """Open the file at ``path`` (default ``$TAO_HOME/tao.db``), creating or migrating it."""
         path = Path(path) if path is not None else default_db_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
         except OSError as error:
             raise StoreError(f"cannot create the folder for the run log {path}: {error}") from None
+        _owner_only(path)
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(

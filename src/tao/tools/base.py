@@ -154,6 +154,12 @@ class Tool:
     gate: Gate | None = None
 
     @property
+    def description_source(self) -> str | None:
+        """Where an untrusted description came from (an MCP server's tool), or ``None``
+        for one the program wrote: the prompt fences the first as data (SPEC S4)."""
+        return None
+
+    @property
     def read_only(self) -> bool:
         return self.effects == ("read",)
 

@@ -43,16 +43,22 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from tao.errors import ToolError
+from tao.lookalikes import name_problem
 from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
 from tao.sandbox import must_confine as sandbox_ready
 from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_SERVER_DESCRIPTION_CHARS,
     AnyArgs,
     McpTool,
+    clean_schema,
     effects_of,
+    plain_text,
     result_text,
     safe_name,
+    schema_problem,
     volatile_of,
 )
 
@@ -256,21 +262,38 @@ class McpServer:
         return text
 
     def tools(self) -> list[Tool]:
-        """The server's tools as tao tools, with protocol-safe names and declared effects."""
+        """The server's tools as tao tools, with protocol-safe names and declared effects.
+
+        What the server says about its tools is untrusted (SPEC S4): a name that is not
+        ASCII (a look-alike of another tool's, UTS #39) or a schema too large or with
+        odd parameter names is refused here, at start-up; descriptions are cut to
+        :data:`MAX_DESCRIPTION_CHARS` each and :data:`MAX_SERVER_DESCRIPTION_CHARS` in
+        all, and the prompt fences them as data.
+        """
         made: dict[str, Tool] = {}
+        budget = MAX_SERVER_DESCRIPTION_CHARS
         for wire in self._wire_tools:
+            problem = name_problem(self.prefix + wire.name)
+            if problem is not None:
+                raise McpError(f"MCP server {self.label}: {problem}; rename it on the server")
             name = safe_name(self.prefix + wire.name)
             if name in made:
                 raise McpError(
                     f"MCP server {self.label} has two tools named {name!r} once made "
                     "identifiers; pass a prefix or rename one"
                 )
-            made[name] = self._make_tool(name, wire)
+            made[name] = self._make_tool(name, wire, min(MAX_DESCRIPTION_CHARS, budget))
+            budget -= len(made[name].description)
         return list(made.values())
 
-    def _make_tool(self, name: str, wire: WireTool) -> McpTool:
-        schema: JSONObject = dict(wire.input_schema)
+    def _make_tool(self, name: str, wire: WireTool, limit: int) -> McpTool:
+        schema = clean_schema(dict(wire.input_schema))
+        assert isinstance(schema, dict)
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise McpError(f"MCP server {self.label}: tool {name} is refused: {problem}")
         remote = wire.name
+        description = plain_text(wire.description or wire.title or "", limit) or name
 
         def run(**arguments: JSON) -> str:
             return self.call(remote, arguments)
@@ -278,7 +301,7 @@ class McpServer:
         run.__name__ = name
         return McpTool(
             name=name,
-            description=wire.description or wire.title or remote,
+            description=description,
             fn=run,
             params=AnyArgs,
             effects=effects_of(wire),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tao.lookalikes import visible
 from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Effect, Tool
 
@@ -49,8 +50,14 @@ class McpTool(Tool):
 
     @property
     def schema(self) -> JSONObject:
-        """The server's ``inputSchema``, passed through unchanged to native tool calling."""
+        """The server's ``inputSchema`` (its texts cleaned, :func:`clean_schema`), as native
+        tool calling sends it."""
         return self.input_schema
+
+    @property
+    def description_source(self) -> str:
+        """The server wrote the description: the prompt fences it as data (SPEC S4)."""
+        return f"mcp:{self.name}"
 
     def _properties(self) -> JSONObject:
         props = self.input_schema.get("properties")
@@ -130,6 +137,58 @@ def _coerce(value: object, prop: JSON | None) -> object:
         return value
     accepted = tuple(t for kind in kinds for t in _JSON_TYPES.get(kind, ()))
     return parsed if isinstance(parsed, accepted) else value
+
+
+#: The longest description of one MCP tool the model is shown (the rest is cut, marked ``…``).
+MAX_DESCRIPTION_CHARS = 1_000
+#: All descriptions of one server's tools together: past it, a tool is described by its name.
+MAX_SERVER_DESCRIPTION_CHARS = 16_000
+#: The longest ``description`` or ``title`` inside a tool's input schema.
+MAX_SCHEMA_TEXT_CHARS = 200
+#: The longest input schema (as compact JSON, after its texts are cut) a tool may have.
+MAX_SCHEMA_CHARS = 8_000
+#: What an MCP tool's parameters may be called: the prompt lists them (``tool(a=..., b=...)``).
+PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]{0,63}")
+
+
+def plain_text(text: str, limit: int) -> str:
+    """``text`` as one line of visible characters, at most ``limit`` long (SPEC S4).
+
+    An MCP server writes its tools' descriptions, and they reach the system prompt:
+    invisible characters (which could hide a fence's closing mark) are dropped, line
+    breaks (which could start a fake ``Observation:`` or tool line) become spaces, and a
+    long text is cut, so a server cannot fill the prompt."""
+    line = " ".join(visible(text).split())
+    return line if len(line) <= limit else line[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def clean_schema(schema: JSON) -> JSON:
+    """``schema`` with every ``description`` and ``title`` text made :func:`plain_text`."""
+    if isinstance(schema, list):
+        return [clean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: plain_text(value, MAX_SCHEMA_TEXT_CHARS)
+        if key in ("description", "title") and isinstance(value, str)
+        else clean_schema(value)
+        for key, value in schema.items()
+    }
+
+
+def schema_problem(schema: JSONObject) -> str | None:
+    """Why a tool's (cleaned) input schema cannot be shown to the model, or ``None``."""
+    size = len(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_SCHEMA_CHARS:
+        return f"its input schema is {size} characters long (at most {MAX_SCHEMA_CHARS})"
+    props = schema.get("properties")
+    for name in props if isinstance(props, dict) else ():
+        if not PARAM_NAME.fullmatch(name):
+            return (
+                f"its parameter {ascii(name)[:80]} is not a plain ASCII name (letters, digits, "
+                "'_', '.', '$', '-'; at most 64)"
+            )
+    return None
 
 
 def safe_name(name: str) -> str:

@@ -24,11 +24,13 @@ import contextlib
 import errno
 import os
 import posixpath
+import stat
 import unicodedata
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 
+from tao.approval.globs import hard_link_allowed
 from tao.errors import ConfigError, ToolError
 
 
@@ -71,9 +73,12 @@ SECRET_NAME_PATTERNS: tuple[str, ...] = (
 )
 
 #: Folders whose whole content is secret (SSH keys, cloud and package-manager logins).
+#: A folder whose *name* matches :data:`SECRET_NAME_PATTERNS` (``secrets/``,
+#: ``credentials/``, ``.env/``) is secret as well: one list for files and folders.
 SECRET_DIRS: frozenset[str] = frozenset(
-    {".ssh", ".gnupg", ".aws", ".azure", ".gcloud", ".kube", ".docker", ".git"}
-)
+    {".ssh", ".gnupg", ".aws", ".azure", ".gcloud", "gcloud", ".kube", ".docker", ".git",
+     ".password-store", ".vault", ".terraform.d"}
+)  # fmt: skip
 
 
 def project_root(project: Path | str) -> Path:
@@ -95,10 +100,16 @@ def is_secret_name(name: str) -> bool:
     return any(fnmatchcase(folded, pattern) for pattern in SECRET_NAME_PATTERNS)
 
 
+def is_secret_dir(name: str) -> bool:
+    """True for a folder whose content is secret: a key store (``.ssh``) or a secret name."""
+    return _normal(name) in SECRET_DIRS or is_secret_name(name)
+
+
 def is_secret_path(path: PurePath) -> bool:
-    """True if the file name or any folder on the way is secret-bearing."""
+    """True if the file name or any folder on the way is secret-bearing
+    (``.ssh/config``, ``secrets/db.txt``, ``deploy/credentials/x``)."""
     parts = path.parts
-    if any(_normal(part) in SECRET_DIRS for part in parts[:-1]):
+    if any(is_secret_dir(part) for part in parts[:-1]):
         return True
     return bool(parts) and is_secret_name(parts[-1])
 
@@ -160,11 +171,37 @@ def open_in_project(
     if not path.parts:
         return folder if flags == os.O_RDONLY else _refuse_root(folder)
     try:
-        return os.open(path.parts[-1], flags | _NOFOLLOW, 0o666, dir_fd=folder)
+        fd = os.open(path.parts[-1], flags | _NOFOLLOW, 0o666, dir_fd=folder)
     except OSError as error:
         raise _explain(path.relative, error) from None
     finally:
         os.close(folder)
+    try:
+        refuse_hard_link(os.fstat(fd), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def refuse_hard_link(info: os.stat_result, path: ProjectPath) -> None:
+    """Refuse a regular file with more than one name, unless the policy allows it.
+
+    A hard link inside the project can name a file anywhere on the same file
+    system (``/etc/shadow``-like files, another project's ``.env``): the path
+    checks see only the name inside the project, so the object is judged here,
+    by its link count. A person allows chosen paths in the policy file
+    (``hard_links = ["vendor/**"]``, see :func:`tao.approval.globs.hard_link_allowed`).
+    """
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink <= 1:
+        return
+    if hard_link_allowed(path.relative):
+        return
+    raise ToolError(
+        f"{path.relative!r} has {info.st_nlink} names (a hard link): it may be a file outside "
+        "the project, so it is not opened; a person can allow it with hard_links = [...] "
+        "in the policy file"
+    )
 
 
 def open_folder(root: Path, parts: tuple[str, ...], *, create: bool = False) -> int:

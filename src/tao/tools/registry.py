@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tao.errors import ToolDefinitionError, UnknownToolSetError
+from tao.lookalikes import name_problem, skeleton
 from tao.sandbox.settings import Sandbox
 from tao.tools.base import Tool, ToolFunction, make_tool, normal_name
 
@@ -133,24 +134,40 @@ def resolve_tools(
 
 
 def check_names(tools: Sequence[Tool]) -> None:
-    """Refuse a reserved name, or two tools whose names differ only in spelling.
+    """Refuse a reserved name, a name that is not ASCII, or two tools whose names differ
+    only in spelling or look alike.
 
     Names are compared after :func:`normal_name` (case, whitespace, ``-``/``_``),
     the same form :func:`tao.run.act.find_tool` looks them up in: an MCP tool
     ``Read_File`` beside the built-in ``read_file`` would otherwise take the
-    model's ``READ_FILE[...]`` calls (issue 12 item 9).
+    model's ``READ_FILE[...]`` calls (issue 12 item 9). They are also compared by
+    their UTS #39 skeleton (:func:`name_keys`), so ``read_fiIe`` (capital I) or
+    ``read_fi1e`` cannot pass for ``read_file`` in a prompt or an approval; and a
+    name must be ASCII, so no other script can lend it look-alike letters (issue 26).
     """
     seen: dict[str, str] = {}
+    reserved = {key for name in RESERVED_NAMES for key in name_keys(name)}
     for item in tools:
-        normal = normal_name(item.name)
-        if normal in RESERVED_NAMES:
+        problem = name_problem(item.name)
+        if problem is not None:
+            raise ToolDefinitionError(f"{problem}; give it an ASCII name (@tool(name=...))")
+        keys = name_keys(item.name)
+        if keys & reserved:
             raise ToolDefinitionError(f"the tool name {item.name!r} is reserved; the loop adds it")
-        if normal in seen:
-            first = seen[normal]
+        first = next((seen[key] for key in keys if key in seen), None)
+        if first is not None:
             same = "two tools are named" if first == item.name else "the tool names"
             shown = repr(first) if first == item.name else f"{first!r} and {item.name!r}"
             raise ToolDefinitionError(
                 f"{same} {shown}, which the model cannot tell apart (names are compared "
-                "ignoring case, spaces, '-' and '_'); rename one"
+                "ignoring case, spaces, '-' and '_', and look-alike letters such as I, l "
+                "and 1 or rn and m, Unicode UTS #39); rename one"
             )
-        seen[normal] = item.name
+        seen.update(dict.fromkeys(keys, item.name))
+
+
+def name_keys(name: str) -> set[str]:
+    """The forms two names are compared in: the normal name, and the UTS #39 skeleton
+    taken before and after it (a skeleton keeps case: ``I`` looks like ``l``, ``i`` not)."""
+    normal = normal_name(name)
+    return {normal, normal_name(skeleton(name)), normal_name(skeleton(normal))}
