@@ -40,6 +40,7 @@ from pathlib import Path
 from tao.eval.config import DEFAULT_PROMPT, EVAL_RUN, EvalConfig
 from tao.eval.data import load_questions
 from tao.eval.executors import local_outcomes
+from tao.eval.strategies import answer_question
 from tao.models.base import ModelReply, ModelRequest, OnText
 from tao.models.kvstates import StateCache
 from tao.models.local import LocalModel
@@ -100,6 +101,7 @@ def run_mode(
     counting = Counting(model)
     started = time.monotonic()
     outcomes = local_outcomes(
+        answer_question,
         config,
         questions,
         None,

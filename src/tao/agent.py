@@ -39,10 +39,12 @@ from tao.run.exchange import (
     AskApproval,
     AskModel,
     Ending,
+    LoopSetup,
     ModelAnswer,
     ModelFailure,
     RunTools,
 )
+from tao.run.loop import Loop, react
 from tao.run.setup import Start, begin, build_setup, follow, reopen
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, RunConfig
@@ -308,6 +310,20 @@ class RunHandle:
         return self._outcome
 
 
+def resumed(start: Start, setup: LoopSetup) -> Loop:
+    """The loop for ``start``, continuing from its checkpoint if it has one: built here, by
+    the drivers, so that the run's setup and its loop sit side by side below them."""
+    return react(
+        setup,
+        start.result.task,
+        clock=time.monotonic,
+        usage=start.result.usage,
+        history=start.result.steps,
+        resume=start.checkpoint,
+        prior=start.prior,
+    )
+
+
 class _SyncDriver(Driver):
     def drive(self, start: Start) -> RunResult:
         try:
@@ -319,7 +335,7 @@ class _SyncDriver(Driver):
             self.let_go()
 
     def _drive(self, start: Start) -> RunResult:
-        result, loop = self.open(start), start.loop(self.parts.setup)
+        result, loop = self.open(start), resumed(start, self.parts.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):
             if isinstance(request, AskModel):
@@ -365,7 +381,7 @@ class _AsyncDriver(Driver):
             self.let_go()
 
     async def _drive(self, start: Start) -> RunResult:
-        result, loop = self.open(start), start.loop(self.parts.setup)
+        result, loop = self.open(start), resumed(start, self.parts.setup)
         request = self.advance(loop, None, result)
         while not isinstance(request, Ending):
             if isinstance(request, AskModel):

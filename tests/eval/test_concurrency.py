@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tao.eval.data import load_questions
 from tao.eval.runner import Execution, run_all
+from tao.eval.strategies import answer_question
 from tao.models import load_model
 from tao.store.factory import open_store
 
@@ -47,6 +48,7 @@ def test_results_do_not_depend_on_concurrency(
             config,
             questions,
             store=open_store(),
+            answer=answer_question,
             execution=Execution(concurrency=concurrency, results_dir=tmp_path / f"c{concurrency}"),
             model=load_model("openai:oracle", base_url=server.base_url),
         )

@@ -9,6 +9,7 @@ import pytest
 
 from tao.eval.data import load_questions
 from tao.eval.runner import Execution, run_strategy
+from tao.eval.strategies import answer_question
 from tao.store.factory import open_store
 
 from .conftest import EvalData, OracleServer, scripted
@@ -24,13 +25,18 @@ def test_ray_executor_matches_local(
     config = eval_data.config("react-cot-sc", "openai:oracle", base_url=server.base_url, samples=3)
     store = open_store()
     local = run_strategy(
-        config, questions, store=store, execution=Execution(results_dir=tmp_path / "local")
+        config,
+        questions,
+        store=store,
+        answer=answer_question,
+        execution=Execution(results_dir=tmp_path / "local"),
     )
     local_runs = {r.run_id for r in store.list_runs(limit=1000)}
     remote = run_strategy(
         config,
         questions,
         store=store,
+        answer=answer_question,
         execution=Execution("ray", concurrency=2, results_dir=tmp_path / "ray"),
     )
     assert [r.comparable() for r in remote.records] == [r.comparable() for r in local.records]

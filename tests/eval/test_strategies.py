@@ -13,6 +13,7 @@ import pytest
 from tao.eval.data import load_questions
 from tao.eval.record import QuestionRecord
 from tao.eval.runner import run_strategy
+from tao.eval.strategies import answer_question
 from tao.models.base import ModelReply, ModelRequest
 from tao.models.replay import ReplayModel
 from tao.state.config import EvalTag
@@ -44,6 +45,7 @@ def run(
         eval_data.config(strategy, f"replay:{path}", benchmark=benchmark, **settings),
         questions,
         store=open_store(),
+        answer=answer_question,
         model=model,
     )
     assert model.calls == len(replies), "every scripted reply is used, no more"
@@ -227,7 +229,7 @@ def test_derived_react_cot_sc_backs_off_from_a_forced_answer_too(
         path = replay(replies)
         config = eval_data.config(strategy, f"replay:{path}", max_steps=2, samples=3)
         runs[strategy] = run_strategy(
-            config, questions, store=open_store(), model=ReplayModel(path)
+            config, questions, store=open_store(), answer=answer_question, model=ReplayModel(path)
         )
     combined = derive_combination(
         eval_data.config("react-cot-sc", "replay:x", max_steps=2, samples=3),
@@ -349,7 +351,9 @@ def test_cot_sc_sample_without_an_answer_is_asked_again_under_the_grammar(
     config = eval_data.config("cot-sc", "local", samples=1, max_reply_tokens=96)
     config = dataclasses.replace(config, sc_temperature=0.0)  # greedy: the same every time
     model = _CutBeforeAnswer(LocalModel())
-    (record,) = run_strategy(config, questions, store=open_store(), model=model).records
+    (record,) = run_strategy(
+        config, questions, store=open_store(), answer=answer_question, model=model
+    ).records
     assert record.parse_failures == 1  # the free sample had no answer line
     assert len(record.run_ids) == 2  # ... so it was asked once more, constrained
     assert record.answer is not None and record.votes == 1
@@ -370,7 +374,9 @@ def test_a_cot_reply_without_an_answer_is_asked_again_under_the_grammar(
     questions = load_questions("hotpotqa", eval_data.questions)[:1]
     config = eval_data.config("cot", "local", max_reply_tokens=96)
     model = _CutBeforeAnswer(LocalModel())
-    (record,) = run_strategy(config, questions, store=open_store(), model=model).records
+    (record,) = run_strategy(
+        config, questions, store=open_store(), answer=answer_question, model=model
+    ).records
     assert record.parse_failures == 1 and len(record.run_ids) == 2
     assert record.answer is not None and record.status == "finished"
 

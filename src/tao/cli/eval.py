@@ -273,6 +273,7 @@ def _execute(
     """Run the chosen strategy (or all of them), recording every agent run."""
     from tao.cli.live import loading
     from tao.eval.runner import Execution, run_all, run_strategy
+    from tao.eval.strategies import answer_question
     from tao.models import load_model
 
     local = options.executor == "local"
@@ -286,10 +287,22 @@ def _execute(
     store = open_store()
     if options.strategy == "all":
         return run_all(
-            config, questions, store=store, execution=execution, progress=progress, model=model
+            config,
+            questions,
+            store=store,
+            answer=answer_question,
+            execution=execution,
+            progress=progress,
+            model=model,
         )
     run = run_strategy(
-        config, questions, store=store, execution=execution, progress=progress, model=model
+        config,
+        questions,
+        store=store,
+        answer=answer_question,
+        execution=execution,
+        progress=progress,
+        model=model,
     )
     return [run]
 

@@ -1,10 +1,10 @@
 """``tao eval``: the ReAct paper's benchmarks with every strategy (SPEC M4, P1, P2).
 
-    from tao.eval import EvalConfig, load_questions, run_strategy
+    from tao.eval import EvalConfig, answer_question, load_questions, run_strategy
     questions = load_questions("hotpotqa", Path("questions_dev.jsonl"))[:10]
     run = EVAL_RUN.replace(model="local", corpus=corpus, max_steps=7)
     config = EvalConfig(benchmark="hotpotqa", strategy="react", prompts=prompts, run=run)
-    run = run_strategy(config, questions, store=None)
+    run = run_strategy(config, questions, store=None, answer=answer_question)
     run.summary()
 
 ``EvalConfig`` holds what is eval's own (benchmark, strategy, prompts, samples…) and

@@ -6,8 +6,11 @@ the executor or on the concurrency. Locally, every run is recorded into the
 run log as it happens; Ray workers return their runs and the driver records
 them, so the traces always land in the driver's ``$TAO_HOME``.
 
-    for outcome in local_outcomes(config, questions, store, concurrency=4): ...
-    for outcome in ray_outcomes(config, questions, address=None, concurrency=4): ...
+    for outcome in local_outcomes(answer_question, config, questions, store, concurrency=4): ...
+    for outcome in ray_outcomes(answer_question, config, questions, address=None): ...
+
+The caller hands down how one question is answered (``answer_question`` builds agents),
+so where questions run does not depend on how they are answered.
 
 Ray is an optional extra (``pip install 'tao[eval-ray]'``); a cluster's nodes need
 tao installed and the corpus and prompt files at the same paths.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -26,11 +29,11 @@ from tao.errors import FatalError
 from tao.eval.config import EvalConfig
 from tao.eval.data import Question
 from tao.eval.prompts import PromptSet, load_prompts
-from tao.eval.strategies import Outcome, answer_question
 from tao.models import Model, load_model
 from tao.state.result import RunObserver
 
 if TYPE_CHECKING:
+    from tao.eval.strategies import Outcome
     from tao.store import Store
 
 #: Environment a remote cluster's workers need to reach the same model as the driver.
@@ -43,11 +46,19 @@ FORWARDED_ENV = (
 )
 
 
+#: Answers and scores one question, with the observers of its runs: in practice
+#: :func:`tao.eval.strategies.answer_question`.
+Answerer = Callable[
+    [EvalConfig, Model, PromptSet, Question, "Store | None", Sequence[RunObserver]], "Outcome"
+]
+
+
 class ExecutorError(FatalError):
     """The executor could not start (e.g. Ray is not installed or the cluster is unreachable)."""
 
 
 def local_outcomes(
+    answer: Answerer,
     config: EvalConfig,
     questions: Sequence[Question],
     store: Store | None,
@@ -71,9 +82,7 @@ def local_outcomes(
         while waiting or running:
             while waiting and len(running) < max(1, concurrency):
                 question = waiting.pop()
-                running.add(
-                    pool.submit(answer_question, config, model, prompts, question, store, observers)
-                )
+                running.add(pool.submit(answer, config, model, prompts, question, store, observers))
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: f.result().record.index):
                 yield future.result()
@@ -86,7 +95,7 @@ _worker_prompts: dict[tuple[str, str], PromptSet] = {}
 _worker_lock = threading.Lock()
 
 
-def _answer_remote(config: EvalConfig, question: Question) -> Outcome:
+def _answer_remote(answer: Answerer, config: EvalConfig, question: Question) -> Outcome:
     """Runs inside a Ray worker: one model and prompt set per worker process, no run log."""
     with _worker_lock:
         key = (config.model, config.run.base_url)
@@ -96,10 +105,11 @@ def _answer_remote(config: EvalConfig, question: Question) -> Outcome:
         if prompt_key not in _worker_prompts:
             _worker_prompts[prompt_key] = load_prompts(Path(config.prompts), config.benchmark)
         model, prompts = _worker_models[key], _worker_prompts[prompt_key]
-    return answer_question(config, model, prompts, question, None)
+    return answer(config, model, prompts, question, None, ())
 
 
 def ray_outcomes(
+    answer: Answerer,
     config: EvalConfig,
     questions: Sequence[Question],
     *,
@@ -131,7 +141,7 @@ def ray_outcomes(
     try:
         while waiting or running:
             while waiting and len(running) < max(1, concurrency):
-                running.append(task.remote(config, waiting.pop()))
+                running.append(task.remote(answer, config, waiting.pop()))
             done, running = ray.wait(running, num_returns=1)
             for ref in done:
                 outcome: Outcome = ray.get(ref)

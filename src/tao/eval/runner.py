@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 from tao.errors import ConfigError
 from tao.eval.config import ALL_ORDER, STRATEGIES, EvalConfig
 from tao.eval.data import Question
-from tao.eval.executors import local_outcomes, ray_outcomes
+from tao.eval.executors import Answerer, local_outcomes, ray_outcomes
 from tao.eval.record import QuestionRecord, total_cost
 from tao.eval.results import ResultsFile
-from tao.eval.strategies import Outcome
 from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
 from tao.state.result import RunObserver, RunResult, Step
 
 if TYPE_CHECKING:
+    from tao.eval.strategies import Outcome
     from tao.store import Store
 
 
@@ -99,6 +99,7 @@ class RunOptions(TypedDict):
     """Where runs are recorded and how questions run: :func:`run_strategy`'s keywords."""
 
     store: Store | None
+    answer: NotRequired[Answerer | None]
     execution: NotRequired[Execution]
     progress: NotRequired[Progress | None]
     model: NotRequired[Model | None]
@@ -109,11 +110,20 @@ def run_strategy(
     questions: Sequence[Question],
     *,
     store: Store | None,
+    answer: Answerer | None = None,
     execution: Execution = Execution(),
     progress: Progress | None = None,
     model: Model | None = None,
 ) -> StrategyRun:
-    """Run one strategy over ``questions``, skipping those its results file already holds."""
+    """Run one strategy over ``questions``, skipping those its results file already holds.
+
+    ``answer`` answers one question; by default :func:`tao.eval.strategies.answer_question`,
+    which builds agents. It is handed down (or imported here, when it is used) so that this
+    bookkeeping sits below the agents it runs."""
+    if answer is None:
+        from tao.eval.strategies import answer_question
+
+        answer = answer_question
     if config.strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {config.strategy!r}; choose one of: {STRATEGIES}")
     progress = progress or _NoProgress()
@@ -122,7 +132,7 @@ def run_strategy(
     todo = [q for q in questions if q.index not in done]
     progress.start(config.strategy, len(questions), len(questions) - len(todo))
     try:
-        for outcome in _outcomes(config, todo, store, execution, model, progress):
+        for outcome in _outcomes(config, todo, store, answer, execution, model, progress):
             _record_remote_runs(outcome, store)
             results.append(outcome.record)
             done[outcome.record.index] = outcome.record
@@ -151,6 +161,7 @@ def _outcomes(
     config: EvalConfig,
     todo: Sequence[Question],
     store: Store | None,
+    answer: Answerer,
     execution: Execution,
     model: Model | None,
     progress: Progress,
@@ -159,11 +170,16 @@ def _outcomes(
         return iter(())
     if execution.executor == "ray":
         return ray_outcomes(
-            config, todo, address=execution.ray_address, concurrency=execution.concurrency
+            answer,
+            config,
+            todo,
+            address=execution.ray_address,
+            concurrency=execution.concurrency,
         )
     if execution.executor != "local":
         raise ConfigError(f"unknown executor {execution.executor!r}; choose local or ray")
     return local_outcomes(
+        answer,
         config,
         todo,
         store,

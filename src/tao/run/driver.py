@@ -29,7 +29,6 @@ from tao.run.exchange import (
     SaveCheckpoint,
     StepsDone,
 )
-from tao.run.loop import Loop
 from tao.run.output import typed
 from tao.run.setup import Start
 from tao.sandbox.children import kill_all
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from tao.approval.policy import Policy
     from tao.models.base import Model
     from tao.run.exchange import LoopSetup
+    from tao.run.loop import Loop
     from tao.store.base import Store
     from tao.store.writer import ProgressWriter
     from tao.telemetry import RunTracing, Telemetry

@@ -18,11 +18,14 @@ journal back on resume:
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from tao.run.transcript import Turn
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Completed, PendingCall
 from tao.state.result import StepKind
+
+if TYPE_CHECKING:  # the journal reads a turn's approvals; the transcript makes turns
+    from tao.run.transcript import Turn
 
 
 def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> dict[int, Outcome]:

@@ -27,7 +27,6 @@ from tao.models.pricing import cost_known
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.run.exchange import LoopSetup
-from tao.run.loop import Loop, react
 from tao.run.output import OutputSpec, schema_of
 from tao.state.budget import Usage
 from tao.state.config import Checkpoint, Decision, RunConfig
@@ -187,18 +186,6 @@ class Start:
     """The transcript of the run this one follows up; its task comes after it."""
     lease: RunLease | None = None
     """The run's lease, already taken (a resumed run: before its checkpoint was read)."""
-
-    def loop(self, setup: LoopSetup) -> Loop:
-        """The loop for this run, continuing from its checkpoint if it has one."""
-        return react(
-            setup,
-            self.result.task,
-            clock=time.monotonic,
-            usage=self.result.usage,
-            history=self.result.steps,
-            resume=self.checkpoint,
-            prior=self.prior,
-        )
 
 
 def begin(task: str, model_name: str, config: RunConfig, parent: Parent | None = None) -> Start:

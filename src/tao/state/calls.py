@@ -7,12 +7,14 @@ three), so they live with the run's other plain data, below the engine that make
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
 from tao.state.status import StepKind
-from tao.tools.base import Tool
+
+if TYPE_CHECKING:  # a Ready holds the Tool it found; this module never calls one
+    from tao.tools.base import Tool
 
 
 @frozen

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 
-from tao.approval.globs import hard_link_allowed
 from tao.errors import ConfigError, ToolError
 
 
@@ -195,6 +194,9 @@ def refuse_hard_link(info: os.stat_result, path: ProjectPath) -> None:
     """
     if not stat.S_ISREG(info.st_mode) or info.st_nlink <= 1:
         return
+    # The person's policy file is read only for such a rare file, at that moment.
+    from tao.approval.globs import hard_link_allowed
+
     if hard_link_allowed(path.relative):
         return
     raise ToolError(
