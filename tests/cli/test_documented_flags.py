@@ -39,6 +39,8 @@ OTHER_PROGRAMS = {
     "--die-with-parent": "bubblewrap, which the sandbox runs",
     "--share-net": "bubblewrap, which the sandbox runs",
     "--require-hashes": "pip, which installs the embedded model's runtime",
+    "--token": "any command line whose secrets redaction hides (``deploy --token X``)",
+    "--password": "any command line whose secrets redaction hides (``mysql --password X``)",
 }
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
