@@ -29,7 +29,10 @@ DOCUMENTED = {0: "finished", 1: "error", 3: "max_steps", 4: "awaiting_approval"}
 
 def test_the_readme_documents_these_codes() -> None:
     text = " ".join(README.read_text(encoding="utf-8").split())
-    assert "0 finished, 1 error, 3 max_steps, 4 awaiting_approval, 130 interrupted" in text
+    assert (
+        "0 finished, 5 finished with a forced answer, 1 error, 3 max_steps, "
+        "4 awaiting_approval, 130 interrupted" in text
+    )  # exit 5 is walked in tests/cli/test_run.py (a replayed run whose answer is forced)
     assert "2 for every usage error in every command" in text
 
 
