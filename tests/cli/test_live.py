@@ -125,7 +125,7 @@ def test_tokens_stream_and_the_status_line_moves_before_the_reply_completes(
     # The final screen: the steps and the answer; no status line or stream left over.
     assert STATUS.search(final) is None, final
     assert final.count("I multiply seventeen by twenty-three and add four.") == 1, final
-    assert "Action: calculator[17 * 23 + 4]" in final
+    assert "Action: calculator(expression='17 * 23 + 4')" in final  # the bound call (issue 30)
     assert "finished" in final and "395" in final
     assert final.index("#1") < final.index("#2") < final.index("finished")
 
