@@ -24,7 +24,6 @@ from tao.cli.ending import (
 from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
-from tao.format import terminal_safe
 from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.redact import redact
 from tao.store.factory import open_store
@@ -36,7 +35,7 @@ def _show_pending(run_id: str) -> None:
     for waiting in pending_calls(run_id):
         call = waiting.call
         if call.thought:
-            click.echo(f"  Thought: {terminal_safe(redact(call.thought))}")
+            echo(f"  Thought: {redact(call.thought)}")
         shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
         echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
         if call.warning:

@@ -325,17 +325,15 @@ def fetch() -> None:
     wiki tools use them instead of the shipped sample. $TAO_DATA_MIRROR=URL fetches
     every file from URL/NAME instead.
     """
-    click.echo(f"data: {_fetch()}", err=True)
+    echo(f"data: {_fetch()}", err=True)
 
 
 def _fetch() -> Path:
     """Run the download with a progress bar on stderr; a failure is one line, exit 1."""
-    from rich.console import Console
-
     from tao.eval.fetch import fetch_all
 
     try:
-        return fetch_all(Console(stderr=True))
+        return fetch_all(console(stderr=True))
     except TaoError as error:
         raise cli_error(error) from None
     except OSError as error:

@@ -122,7 +122,7 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     )
     console.print(shown)
     question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "
-    click.echo(question, nl=False, err=True)
+    echo(question, nl=False, err=True)
     typed = read_line()  # not click.prompt: Ctrl-C must find no lock held (tao.interrupts)
     answer = (typed or "").strip()
     if answer.lower() in {"y", "yes"}:
@@ -283,7 +283,7 @@ def _announce_sandbox(options: RunOptions, sets: Sequence[str]) -> None:
     except ConfigError as error:
         raise UsageProblem(str(error)) from None
     if line is not None:
-        click.echo(terminal_safe(line), err=True)
+        echo(line, err=True)
 
 
 def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
