@@ -87,4 +87,5 @@ def test_plain_text_binds_only_a_one_parameter_tool(replay: Replay) -> None:
     result = Agent(f"replay:{script}", [repeat], record=False).run("x")
     assert calls == []
     observation = result.steps[0].observation or ""
-    assert observation.startswith("Error: repeat takes (word, times)")
+    # issue 30: the error shows the call to write, by name
+    assert observation.startswith("Error: repeat needs word and times; call it as repeat[word=")
