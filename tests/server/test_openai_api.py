@@ -184,6 +184,7 @@ def test_native_protocol_run_through_the_server_L7(
     assert all(s["kind"] != "parse_error" for s in run["steps"])
     # Whether a 1.5B model stops calling the calculator in time is its own business: it
     # either finishes with 395 or spends its steps, never errors (seen: 2-5 steps).
-    assert (run["status"], result.returncode) in {("finished", 0), ("max_steps", 3)}, run
+    allowed = {("finished", 0), ("finished", 5), ("max_steps", 3)}  # 5: a forced answer
+    assert (run["status"], result.returncode) in allowed, run
     if run["status"] == "finished":
         assert "395" in run["answer"]

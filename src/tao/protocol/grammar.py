@@ -126,10 +126,11 @@ def react_grammar(
     if typed:
         finish_call = '"finish[" answer-json "]"'
         call = f'( tool "[" argument "]" | {finish_call} )' if names else finish_call
-        lines[2] = f"action ::= {gbnf_literal(labels.action + ': ')} {call}"
-        lines[5] = f"answer ::= {gbnf_literal(labels.answer + ': ')} answer-json"
+        at = {line.split(" ::= ")[0]: i for i, line in enumerate(lines)}
+        lines[at["action"]] = f"action ::= {gbnf_literal(labels.action + ': ')} {call}"
+        lines[at["answer"]] = f"answer ::= {gbnf_literal(labels.answer + ': ')} answer-json"
         if not names:  # finish is the only tool: no other calls to describe
-            del lines[3:5]
+            lines = [line for line in lines if line.split(" ::= ")[0] not in ("tool", "argument")]
     return "\n".join([*lines, *typed]) + "\n"
 
 
