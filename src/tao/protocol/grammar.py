@@ -86,8 +86,7 @@ def react_grammar(
     for name in [*tool_names, "finish"]:
         if name and name not in names:
             names.append(name)
-    # Longest first: llama.cpp's grammar is a pushdown automaton, so the order
-    # does not change what is accepted, but it keeps the text deterministic.
+    # Longest first: the order does not change what is accepted, but keeps the text stable.
     names.sort(key=lambda n: (-len(n), n))
     tools = " | ".join(gbnf_literal(n) for n in names)
 
