@@ -84,12 +84,18 @@ def _tasks_of(uid: int) -> int:
     return count
 
 
+#: CPU seconds between SIGXCPU (the soft limit, which ends a Python child with exit 152)
+#: and SIGKILL (the hard limit, for a child that ignores SIGXCPU).
+CPU_GRACE_S = 2
+
+
 def limit_args(limits: Limits, uid: int | None = None) -> list[str]:
     """``prlimit --cpu=… --as=… --fsize=… --nproc=… --core=0 --`` for ``limits``; ``uid``:
     the child runs as that uid (tao is root), so only its tasks count toward the limit."""
     args = [tool("prlimit"), "--core=0"]
     if limits.cpu_s is not None:
-        args.append(f"--cpu={limits.cpu_s}")
+        # soft < hard: SIGXCPU first (the child's exit says "CPU time"), SIGKILL a bit later
+        args.append(f"--cpu={limits.cpu_s}:{limits.cpu_s + CPU_GRACE_S}")
     if limits.memory_bytes is not None:
         args.append(f"--as={limits.memory_bytes}")
     if limits.file_bytes is not None:

@@ -20,6 +20,7 @@ same environment, and the approval gate asks a person first. The loop keeps the 
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -186,6 +187,13 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
 
 
+#: Signals the sandbox's limits send, as exit codes 128 + n say them to the model.
+_SIGNALS = {
+    signal.SIGXCPU.value: "the CPU-time limit was reached (SIGXCPU)",
+    signal.SIGXFSZ.value: "the file-size limit was reached (SIGXFSZ)",
+}
+
+
 def _summary(shown: str, output: str, timed_out: bool, code: int, timeout_s: float) -> str:
     if timed_out:
         return f"[run_tests: pytest {shown} was killed after the {timeout_s:g} s timeout]"
@@ -196,6 +204,8 @@ def _summary(shown: str, output: str, timed_out: bool, code: int, timeout_s: flo
         meaning = f"pytest is not installed for {sys.executable}"
     elif output.startswith("bwrap:"):
         meaning = "the sandbox could not start"
+    elif code - 128 in _SIGNALS:
+        meaning = _SIGNALS[code - 128]
     elif code > 128:
         meaning = f"killed by signal {code - 128} (a resource limit, or the sandbox ended)"
     return f"[run_tests: pytest {shown} exited with code {code}: {meaning}]"
