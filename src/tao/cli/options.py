@@ -13,6 +13,8 @@ from typing import Protocol, TypeVar
 
 import click
 
+from tao.models.backends import MODEL_FORMS as BACKEND_FORMS
+
 F = TypeVar("F", bound=Callable[..., object])
 
 
@@ -22,7 +24,8 @@ class Decorator(Protocol):
     def __call__(self, command: F, /) -> F: ...
 
 
-MODEL_FORMS = "local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, gemini:MODEL, replay:PATH"
+#: ``--model``'s help: every built-in backend's spec form, and the plugins' (tao plugins).
+MODEL_FORMS = f"{BACKEND_FORMS}, or NAME:SPEC of a plugin (tao plugins)"
 
 
 def shown(flag: str, kind: click.ParamType[object] | type, default: object, text: str) -> Decorator:

@@ -36,9 +36,10 @@ from tao.state.config import PendingCall, RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunObserver, RunResult
 from tao.tools.base import Tool
+from tao.tools.registry import TOOL_SETS
 
-#: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
-TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
+#: The built-in sets, as ``--tools``'s help lists them.
+TOOL_SET_NAMES = ", ".join(TOOL_SETS)
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -135,7 +136,7 @@ ask_approval = Person(_ask_approval)
 
 
 _HELP = {
-    "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}.",
+    "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}, or a plugin's (tao plugins).",
     "project": "Folder the file, write and test tools are confined to [default: .].",
     "corpus": "JSONL corpus (title, text) for the wiki tools.",
     "protocol": "native tool calling where the backend has it, else text.",
