@@ -191,3 +191,9 @@ def test_load_model_and_resolve_tools_find_plugins_in_process(
 
     result = Agent("shout:hi", ["shout"]).run("Shout hi.")
     assert (result.status, result.answer) == ("finished", "the plugin heard HI!")
+
+
+def test_tao_eval_runs_a_plugin_model_M4(tao: Any) -> None:
+    out = tao("eval", "hotpotqa", "--model", "shout:hi", "--limit", "1")
+    assert out.returncode == 0, out.stderr
+    assert "hotpotqa · shout:hi · n=1" in " ".join(out.stdout.split())
