@@ -19,11 +19,15 @@ import is one line too, never a traceback (:class:`tao.errors.PluginError`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tao.errors import PluginError
 from tao.tools.base import normal_name
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution, EntryPoint
 
 #: The entry-point group of model backends: a name -> ``(rest: str, **options) -> Model``.
 MODELS = "tao.models"
@@ -32,6 +36,8 @@ TOOLS = "tao.tools"
 GROUPS = (MODELS, TOOLS)
 #: What a plugin may be called: it must fit in ``--model NAME:REST`` and ``--tools A,B``.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: A section header of one of the groups in an ``entry_points.txt``.
+_SECTION = re.compile(r"^\s*\[\s*tao\.(?:models|tools)\s*\]", re.MULTILINE)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,23 +57,73 @@ class Plugin:
 
 
 def installed(group: str | None = None) -> list[Plugin]:
-    """Every plugin of ``group`` (both groups when ``None``), in a stable order."""
-    from importlib.metadata import entry_points
+    """Every plugin of ``group`` (both groups when ``None``), in a stable order.
 
-    found = []
-    for name in GROUPS if group is None else (group,):
-        for point in entry_points(group=name):
-            dist = point.dist
-            found.append(
-                Plugin(
-                    name=point.name,
-                    group=name,
-                    value=point.value,
-                    distribution=dist.name if dist is not None else "?",
-                    version=dist.version if dist is not None else "?",
-                )
-            )
+    Each distribution's entry points are read on their own: one whose ``entry_points.txt``
+    cannot be parsed (``importlib.metadata.entry_points()`` would raise for everyone) is
+    left out here and named by :func:`unreadable`, so it never hides the others or breaks a
+    built-in. A distribution found twice on ``sys.path`` counts once, the first, as Python
+    imports it. Only distributions that declare a ``tao.*`` section are parsed beyond that
+    file (reading every METADATA would cost a third of a second).
+    """
+    groups = GROUPS if group is None else (group,)
+    found = [
+        Plugin(
+            name=point.name,
+            group=point.group,
+            value=point.value,
+            distribution=distribution,
+            version=version,
+        )
+        for distribution, version, points in _distributions()
+        if not isinstance(points, Exception)
+        for point in points
+        if point.group in groups
+    ]
     return sorted(found, key=lambda plugin: (plugin.group, normal_name(plugin.name)))
+
+
+def unreadable() -> list[str]:
+    """One line for each distribution declaring ``tao.*`` entry points that cannot be read."""
+    return [
+        f"the entry points of {distribution} {version} cannot be read: {_detail(points)}"
+        for distribution, version, points in _distributions()
+        if isinstance(points, Exception)
+    ]
+
+
+def _distributions() -> Iterator[tuple[str, str, list[EntryPoint] | Exception]]:
+    """Each installed distribution declaring ``tao.*`` entry points, once: its name,
+    version, and those entry points (or why they cannot be read)."""
+    from importlib.metadata import distributions
+
+    seen: set[str] = set()
+    for dist in distributions():
+        named = _declares_plugins(dist)
+        if named is None:
+            continue
+        key = re.sub(r"[-_.]+", "-", named[0]).lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            points: list[EntryPoint] | Exception = [
+                point for point in dist.entry_points if point.group in GROUPS
+            ]
+        except Exception as error:  # a line without '=', a broken section: its author's bug
+            points = error
+        yield *named, points
+
+
+def _declares_plugins(dist: Distribution) -> tuple[str, str] | None:
+    """The distribution's name and version if its ``entry_points.txt`` has a ``tao.*``
+    section, else ``None`` (as for metadata that cannot be read at all)."""
+    try:
+        if not _SECTION.search(dist.read_text("entry_points.txt") or ""):
+            return None
+        return str(dist.metadata["Name"] or "?"), str(dist.version or "?")
+    except Exception:  # unreadable files: nothing of it can be named, so nothing is used
+        return None
 
 
 def refusal(plugin: Plugin, builtins: Iterable[str], others: Iterable[Plugin] = ()) -> str | None:
@@ -106,7 +162,11 @@ def find(group: str, name: str, builtins: Iterable[str]) -> Plugin | None:
 
 
 def load(plugin: Plugin) -> object:
-    """Import the object the plugin's entry point names; any failure is one :class:`PluginError`."""
+    """Import the object the plugin's entry point names; any failure is one :class:`PluginError`.
+
+    A module that calls ``sys.exit()`` as it is imported is a failure like any other (it
+    would otherwise end tao with the plugin's exit code); Ctrl-C still interrupts.
+    """
     import importlib
 
     module, _, attribute = plugin.value.partition(":")
@@ -114,16 +174,25 @@ def load(plugin: Plugin) -> object:
         found: object = importlib.import_module(module.strip())
         for part in attribute.strip().split(".") if attribute.strip() else ():
             found = getattr(found, part)
-    except Exception as error:  # its author's bug: one line, no traceback
+    except (Exception, SystemExit) as error:  # its author's bug: one line, no traceback
         raise failed(plugin, "failed to load", error) from None
     return found
 
 
 def failed(plugin: Plugin, what: str, error: BaseException) -> PluginError:
     """``plugin 'x' (...) failed to load: ModuleNotFoundError: No module named 'y'``."""
+    return PluginError(f"{plugin.label()} {what}: {_detail(error)}")
+
+
+def _detail(error: BaseException) -> str:
+    """``TypeName: the first line of its message``."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    detail = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return PluginError(f"{plugin.label()} {what}: {detail}")
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def unknown_note() -> str:
+    """Said after an unknown name's list of valid ones: which plugins could not be read."""
+    return "".join(f"; {line}" for line in unreadable())
 
 
 def names(group: str, builtins: Iterable[str]) -> list[str]:

@@ -3,7 +3,10 @@ through the ``tao.models`` and ``tao.tools`` entry points, and every command use
 
 The distribution in ``tests/data/plugin`` is installed for real, once, with pip (its build
 backend is stdlib-only, so no network is needed) into a folder the child processes get on
-``PYTHONPATH``; ``importlib.metadata`` finds it there as it would in site-packages.
+``PYTHONPATH``; ``importlib.metadata`` finds it there as it would in site-packages. Beside its
+working plugins it has broken ones (a missing module, one that exits as it is imported, wrong
+types, a built-in's name): every test runs with them installed, so none of them may break a
+built-in or another plugin (SPEC: untrusted input).
 """
 
 from __future__ import annotations
@@ -38,6 +41,18 @@ def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.returncode == 0, built.stdout + built.stderr
     assert (target / "tao_shout-0.3.1.dist-info" / "entry_points.txt").is_file()
     return target
+
+
+@pytest.fixture
+def cracked_path(tmp_path: Path) -> Path:
+    """A distribution whose entry_points.txt no parser accepts (a line with no '='), as a
+    bare ``.dist-info`` folder: ``importlib.metadata.entry_points()`` raises for everyone
+    while it is installed (pydantic's own plugin loader too, so every ``@tool`` fails)."""
+    cracked = tmp_path / "site" / "tao_cracked-1.0.dist-info"
+    cracked.mkdir(parents=True)
+    (cracked / "METADATA").write_text("Metadata-Version: 2.1\nName: tao-cracked\nVersion: 1.0\n")
+    (cracked / "entry_points.txt").write_text("[tao.models]\ncracked\n")
+    return cracked.parent
 
 
 @pytest.fixture
@@ -102,6 +117,8 @@ def test_tao_plugins_lists_each_entry_point_and_whether_it_loads(tao: Any) -> No
     assert "No module named 'tao_shout_missing'" in broken["error"]
     assert listed[("tao.tools", "calc")]["loads"] is False  # a built-in's name
     assert listed[("tao.tools", "wrong")]["loads"] is False  # not a tool
+    assert "SystemExit: 3" in listed[("tao.models", "quitter")]["error"]
+    assert "reserved" in listed[("tao.tools", "finisher")]["error"]
     table = tao("plugins").stdout.splitlines()
     assert table[0].split() == ["NAME", "GROUP", "DISTRIBUTION", "VERSION", "STATUS"]
     assert re.search(r"^shout\s+tao\.tools\s+tao-shout\s+0\.3\.1\s+ok$", "\n".join(table), re.M)
@@ -146,10 +163,87 @@ def test_a_plugin_cannot_take_a_built_in_name(tao: Any) -> None:
 def test_unknown_names_list_the_installed_plugins_too(tao: Any) -> None:
     spec = tao("run", "x", "--model", "nope:x")
     assert spec.returncode == 2
-    assert spec.stderr.strip().endswith("replay:PATH, broken:SPEC, shout:SPEC")
+    assert spec.stderr.strip().endswith(
+        "replay:PATH, broken:SPEC, liar:SPEC, quitter:SPEC, raiser:SPEC, shout:SPEC"
+    )
     sets = tao("run", "x", "--model", "shout:hi", "--tools", "nope")
     assert sets.returncode == 2
-    assert "valid sets: calc, files, tests, wiki, write, human, loud, shout, wrong" in sets.stderr
+    assert "valid sets: calc, files, tests, wiki, write, human, finisher, loud, shout, wrong" in (
+        sets.stderr
+    )
+
+
+def test_a_distribution_whose_entry_points_cannot_be_read_is_named(
+    tao_cli: Any, cracked_path: Path
+) -> None:
+    """``tao plugins`` and an unknown model spec name the distribution and why, where
+    ``importlib.metadata.entry_points()`` would end in a traceback."""
+    env = {"PYTHONPATH": str(cracked_path)}
+    why = "the entry points of tao-cracked 1.0 cannot be read: TypeError"
+    listed = tao_cli("plugins", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [(p["name"], p["loads"], p["error"].split(":")[0]) for p in listed.json()] == [
+        (None, False, why.split(":")[0])
+    ]
+    table = tao_cli("plugins", env=env)
+    assert why in table.stdout.splitlines()[-1]
+    spec = tao_cli("run", "x", "--model", "cracked:x", env=env)
+    assert spec.returncode == 2
+    assert why in spec.stderr and "Traceback" not in spec.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("--model", "liar:x"),
+            "plugin 'liar' (tao.models, from tao-shout 0.3.1) made 42, not a tao Model",
+        ),
+        (
+            ("--model", "raiser:x"),
+            "plugin 'raiser' (tao.models, from tao-shout 0.3.1) failed to make a model for "
+            "'raiser:x': RuntimeError: no model called 'x' here",
+        ),
+        (
+            ("--model", "quitter:x"),
+            "plugin 'quitter' (tao.models, from tao-shout 0.3.1) failed to load: SystemExit: 3",
+        ),
+        (
+            ("--model", "shout:hi", "--tools", "finisher"),
+            "plugin 'finisher' (tao.tools, from tao-shout 0.3.1) gave tools that cannot be used: "
+            "the tool name 'finish' is reserved; the loop adds it",
+        ),
+    ],
+    ids=["not-a-model", "factory-raises", "exits-on-import", "reserved-tool-name"],
+)
+def test_a_broken_plugin_is_one_error_line_naming_it(
+    tao: Any, args: tuple[str, ...], expected: str
+) -> None:
+    """Whatever a plugin gets wrong, the run stops before it starts with exit 1 and one line
+    naming the plugin and its distribution: no traceback, not the plugin's exit code."""
+    out = tao("run", "x", *args)
+    assert (out.returncode, out.stderr.strip()) == (1, f"Error: {expected}")
+
+
+def test_built_ins_work_whatever_plugins_are_broken(tao: Any, replay: Any, tmp_path: Path) -> None:
+    """With every broken plugin above installed, a run of built-in parts runs as if there
+    were no plugins (SPEC M1, T2)."""
+    (tmp_path / "notes.txt").write_text("forty-two\n")
+    script = replay(
+        [
+            "Thought: read it.\nAction: read_file[notes.txt]",
+            "Thought: compute.\nAction: calculator[6 * 7]",
+            "Thought: done.\nFinal Answer: 42",
+        ]
+    )
+    out = tao(
+        "run", "What is in notes.txt?", "--model", f"replay:{script}", "--tools", "files,calc",
+        "--project", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = out.json()
+    assert result["answer"] == "42"
+    assert [step["observation"].strip() for step in result["steps"][:2]] == ["forty-two", "42"]
 
 
 @pytest.fixture

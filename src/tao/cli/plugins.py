@@ -14,9 +14,11 @@ from pathlib import Path
 
 import click
 
+from tao.cli.terminal import echo, echo_json
 from tao.errors import TaoError
 from tao.models.backends import BY_PREFIX
-from tao.plugins import MODELS, TOOLS, Plugin, installed, load, refusal
+from tao.plugins import MODELS, TOOLS, Plugin, installed, load, refusal, unreadable
+from tao.state.jsontypes import JSONObject
 from tao.tools.registry import TOOL_SETS, ToolSetContext, plugin_tools
 
 
@@ -40,33 +42,34 @@ def problem(plugin: Plugin, others: list[Plugin]) -> str | None:
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 def plugins_command(as_json: bool) -> None:
-    """List the model backends (tao.models) and tool sets (tao.tools) other packages add."""
+    """List the model backends (tao.models) and tool sets (tao.tools) other packages add.
+
+    A distribution whose entry points cannot be read at all is listed too, as a row named
+    ``?`` with the reason, since it is why a plugin of it is missing.
+    """
     found = installed()
-    rows = []
-    for plugin in found:
-        reason = problem(plugin, [p for p in found if p.group == plugin.group])
-        rows.append((plugin, reason))
+    rows = [
+        (plugin, problem(plugin, [p for p in found if p.group == plugin.group])) for plugin in found
+    ]
+    broken = unreadable()
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "name": plugin.name,
-                        "group": plugin.group,
-                        "distribution": plugin.distribution,
-                        "version": plugin.version,
-                        "value": plugin.value,
-                        "loads": reason is None,
-                        "error": reason,
-                    }
-                    for plugin, reason in rows
-                ],
-                indent=2,
-            )
-        )
+        listed: list[JSONObject] = [
+            {
+                "name": plugin.name,
+                "group": plugin.group,
+                "distribution": plugin.distribution,
+                "version": plugin.version,
+                "value": plugin.value,
+                "loads": reason is None,
+                "error": reason,
+            }
+            for plugin, reason in rows
+        ]
+        listed += [{"name": None, "loads": False, "error": line} for line in broken]
+        echo_json(json.dumps(listed, indent=2))
         return
-    if not rows:
-        click.echo(
+    if not rows and not broken:
+        echo(
             "no plugins installed: a package adds model backends and tool sets through the "
             f"{MODELS!r} and {TOOLS!r} entry points (README: Plugins)"
         )
@@ -75,7 +78,8 @@ def plugins_command(as_json: bool) -> None:
     for plugin, reason in rows:
         status = "ok" if reason is None else reason.removeprefix(f"{plugin.label()} ")
         table.append((plugin.name, plugin.group, plugin.distribution, plugin.version, status))
+    table += [("?", "?", "?", "?", line) for line in broken]
     widths = [max(len(row[column]) for row in table) for column in range(4)]
     for row in table:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        click.echo("  ".join([*cells, row[4]]))
+        echo("  ".join([*cells, row[4]]))

@@ -61,7 +61,9 @@ def _plugin_model(spec: str, options: dict[str, str]) -> Model:
     plugin = None if builtin or not name else plugins.find(plugins.MODELS, name, BY_PREFIX)
     if plugin is None:
         extra = "".join(f", {n}:SPEC" for n in plugins.names(plugins.MODELS, BY_PREFIX))
-        raise ModelSpecError(f"unknown model spec {spec!r}; valid forms: {SPEC_FORMS}{extra}")
+        raise ModelSpecError(
+            f"unknown model spec {spec!r}; valid forms: {SPEC_FORMS}{extra}{plugins.unknown_note()}"
+        )
     factory = plugins.load(plugin)
     if not callable(factory):
         raise PluginError(f"{plugin.label()} gave {factory!r}, not a callable that makes a model")
@@ -69,7 +71,7 @@ def _plugin_model(spec: str, options: dict[str, str]) -> Model:
         model: object = factory(rest, **options)
     except TaoError:
         raise
-    except Exception as error:  # the plugin's bug: one line, no traceback
+    except (Exception, SystemExit) as error:  # the plugin's bug: one line, no traceback
         raise plugins.failed(plugin, f"failed to make a model for {spec!r}", error) from None
     if not isinstance(model, Model):
         raise PluginError(f"{plugin.label()} made {model!r}, not a tao Model")

@@ -118,6 +118,7 @@ def _set_names(spec: str) -> list[str]:
             valid = [*TOOL_SETS, *plugins.names(plugins.TOOLS, TOOL_SETS)]
             raise UnknownToolSetError(
                 f"unknown tool set {unknown[0]!r}; valid sets: {', '.join(valid)}"
+                f"{plugins.unknown_note()}"
             )
     return names
 
@@ -145,7 +146,7 @@ def plugin_tools(plugin: Plugin, given: object, context: ToolSetContext) -> list
             given = given(context) if takes else given()
         except TaoError:
             raise
-        except Exception as error:  # the plugin's bug: one line, no traceback
+        except (Exception, SystemExit) as error:  # the plugin's bug: one line, no traceback
             raise plugins.failed(plugin, "failed to make its tools", error) from None
     tools = [given] if isinstance(given, Tool) else given
     if not isinstance(tools, list | tuple) or not all(isinstance(t, Tool) for t in tools):
@@ -153,6 +154,10 @@ def plugin_tools(plugin: Plugin, given: object, context: ToolSetContext) -> list
             f"{plugin.label()} gave {given!r}, not a tao Tool (@tool), a list of them, "
             "or a callable returning them"
         )
+    try:
+        check_names(tools)
+    except ToolDefinitionError as error:  # e.g. a tool named 'finish', or two alike
+        raise PluginError(f"{plugin.label()} gave tools that cannot be used: {error}") from None
     return list(tools)
 
 

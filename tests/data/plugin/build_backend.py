@@ -1,5 +1,5 @@
 """A PEP 517 build backend in the standard library alone: it writes the wheel of this folder's
-one module, with its entry points, as ``pip install`` asks for it."""
+``tao_shout*.py`` modules, with their entry points, as ``pip install`` asks for it."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ def _files() -> dict[str, bytes]:
         f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in items.items()) + "\n"
         for group, items in points.items()
     )
+    modules = {
+        path.name: path.read_bytes()
+        for path in sorted(HERE.glob("tao_shout*.py"))  # the plugin and its broken modules
+    }
     return {
-        "tao_shout.py": (HERE / "tao_shout.py").read_bytes(),
+        **modules,
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {version}\n"
         ).encode(),

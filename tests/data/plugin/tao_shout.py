@@ -33,6 +33,25 @@ def shout_tools() -> list[object]:
 NOT_TOOLS = 42
 
 
+@tool(name="finish")
+def my_finish(text: str) -> str:
+    """Takes the loop's own name: refused."""
+    return text
+
+
+def finish_tools() -> list[object]:
+    return [shout, my_finish]
+
+
+def make_nothing(rest: str, **options: str) -> object:
+    """Gives something that is not a Model."""
+    return 42
+
+
+def make_trouble(rest: str, **options: str) -> object:
+    raise RuntimeError(f"no model called {rest!r} here\nsecond line never shown")
+
+
 class ShoutModel(SyncFirstModel):
     supports_stop = False
     supports_grammar = False
