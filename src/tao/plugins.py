@@ -10,10 +10,11 @@ A distribution registers them in its ``pyproject.toml``:
 
 Nothing here runs at ``import tao``: the entry points are read only when a model spec or a
 tool-set name is not built in, and a plugin's module is imported only when it is named. A
-plugin never takes a built-in's name, nor one that differs from another plugin's only in
-case, spaces, ``-`` or ``_`` (names are compared as tool names are, :func:`normal_name`):
-it is refused with a message naming it and its distribution. A plugin that fails to
-import is one line too, never a traceback (:class:`tao.errors.PluginError`).
+plugin never takes a built-in's name, nor one that differs from it or another plugin's only
+in case, spaces, ``-``, ``_`` or look-alike letters (``Iocal`` with a capital I for
+``local``; names are compared as tool names are, :func:`name_keys`): it is refused with a
+message naming it and its distribution. A plugin that fails to import is one line too, never
+a traceback (:class:`tao.errors.PluginError`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import PluginError
-from tao.tools.base import normal_name
+from tao.tools.base import name_keys, normal_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
@@ -133,17 +134,19 @@ def refusal(plugin: Plugin, builtins: Iterable[str], others: Iterable[Plugin] = 
             f"{plugin.label()} is refused: its name must be letters, digits, '.', '-' or '_', "
             "starting with a letter or digit"
         )
-    normal = normal_name(plugin.name)
-    taken = next((name for name in builtins if normal_name(name) == normal), None)
+    keys = name_keys(plugin.name)
+    taken = next((name for name in builtins if keys & name_keys(name)), None)
     if taken is not None:
         return (
-            f"{plugin.label()} is refused: {taken!r} is built in, and a plugin cannot take its name"
+            f"{plugin.label()} is refused: {taken!r} is built in, and a plugin cannot take its "
+            "name or one that looks like it"
         )
-    twin = next((o for o in others if o != plugin and normal_name(o.name) == normal), None)
+    twin = next((o for o in others if o != plugin and keys & name_keys(o.name)), None)
     if twin is not None:
         return (
             f"{plugin.label()} is refused: {twin.label()} has a name that cannot be told apart "
-            "(names are compared ignoring case, spaces, '-' and '_'); uninstall one"
+            "(names are compared ignoring case, spaces, '-' and '_', and look-alike letters "
+            "such as I, l and 1); uninstall one"
         )
     return None
 

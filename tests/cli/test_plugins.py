@@ -168,9 +168,8 @@ def test_unknown_names_list_the_installed_plugins_too(tao: Any) -> None:
     )
     sets = tao("run", "x", "--model", "shout:hi", "--tools", "nope")
     assert sets.returncode == 2
-    assert "valid sets: calc, files, tests, wiki, write, human, finisher, loud, shout, wrong" in (
-        sets.stderr
-    )
+    valid = "valid sets: calc, files, tests, wiki, write, human, finisher, gone, loud, shout, wrong"
+    assert valid in sets.stderr
 
 
 def test_a_distribution_whose_entry_points_cannot_be_read_is_named(
@@ -213,8 +212,25 @@ def test_a_distribution_whose_entry_points_cannot_be_read_is_named(
             "plugin 'finisher' (tao.tools, from tao-shout 0.3.1) gave tools that cannot be used: "
             "the tool name 'finish' is reserved; the loop adds it",
         ),
+        (
+            ("--model", "shout:hi", "--tools", "files,gone"),
+            "plugin 'gone' (tao.tools, from tao-shout 0.3.1) failed to load: "
+            "ModuleNotFoundError: No module named 'tao_shout_missing'",
+        ),
+        (
+            ("--model", "Iocal:x"),  # a capital I: it would pass for `local` in a run log
+            "plugin 'Iocal' (tao.models, from tao-shout 0.3.1) is refused: 'local' is built "
+            "in, and a plugin cannot take its name or one that looks like it",
+        ),
     ],
-    ids=["not-a-model", "factory-raises", "exits-on-import", "reserved-tool-name"],
+    ids=[
+        "not-a-model",
+        "factory-raises",
+        "exits-on-import",
+        "reserved-tool-name",
+        "tool-set-import-error",
+        "look-alike-of-a-built-in",
+    ],
 )
 def test_a_broken_plugin_is_one_error_line_naming_it(
     tao: Any, args: tuple[str, ...], expected: str

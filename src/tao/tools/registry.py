@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tao.errors import PluginError, TaoError, ToolDefinitionError, UnknownToolSetError
-from tao.lookalikes import name_problem, skeleton
+from tao.lookalikes import name_problem
 from tao.sandbox.settings import Sandbox
-from tao.tools.base import Tool, ToolFunction, make_tool, normal_name
+from tao.tools.base import Tool, ToolFunction, make_tool, name_keys
 
 if TYPE_CHECKING:
     from tao.plugins import Plugin
@@ -229,10 +229,3 @@ def check_names(tools: Sequence[Tool]) -> None:
                 "and 1 or rn and m, Unicode UTS #39); rename one"
             )
         seen.update(dict.fromkeys(keys, item.name))
-
-
-def name_keys(name: str) -> set[str]:
-    """The forms two names are compared in: the normal name, and the UTS #39 skeleton
-    taken before and after it (a skeleton keeps case: ``I`` looks like ``l``, ``i`` not)."""
-    normal = normal_name(name)
-    return {normal, normal_name(skeleton(name)), normal_name(skeleton(normal))}
