@@ -36,6 +36,11 @@ _USER = re.compile(
 )
 #: Options tried per 1 KB block before the rest of it is hidden whole (:mod:`tao.redact.budget`).
 MOST = 32
+#: The netrc window around a ``password``: from before its ``machine`` (the longest form
+#: puts about 530 characters first), to well after it; a value is at most 1,000 long.
+_NETRC_BEFORE = 600
+_NETRC_WINDOW = 8_000
+_NETRC_AFTER = 1_100
 _NETRC = re.compile(
     r"(?i:(?<![\w-])(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)"
     r"[ \t]++\S{1,256}+)?+[ \t]++(?:password|passwd)[ \t]++)(\S{1,1000}+)"
@@ -49,10 +54,22 @@ def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
     yield from _mysql_spans(text, lowered)
     if "-" in text:
         yield from _option_spans(text)
-    if "passw" not in lowered:  # both netrc forms hold password or passwd
-        return
-    for match in _NETRC.finditer(text):
-        yield match.span(1) if match.group(1) is not None else match.span(2)
+    yield from _netrc_spans(text, lowered)
+
+
+def _netrc_spans(text: str, lowered: str) -> Iterator[Span]:
+    """netrc passwords. Both forms hold ``password`` or ``passwd``, so the expression reads
+    only a window around each, and the next is looked for near that window's end: a crafted
+    text of ``password=`` repeated is read about once, not tried at every position."""
+    position = 0
+    size = len(text)
+    while (at := lowered.find("passw", position)) >= 0:
+        start, end = max(0, at - _NETRC_BEFORE), min(size, at + _NETRC_WINDOW)
+        for match in _NETRC.finditer(text, start, end):
+            yield match.span(1) if match.group(1) is not None else match.span(2)
+        if end >= size:
+            return
+        position = end - _NETRC_AFTER  # a value the window's end cut is read again whole
 
 
 def _option_spans(text: str) -> Iterator[Span]:
