@@ -36,16 +36,16 @@ _USER = re.compile(
 )
 #: Options tried per 1 KB block before the rest of it is hidden whole (:mod:`tao.redact.budget`).
 MOST = 32
-#: The netrc window around a ``password``: from before its ``machine`` (the longest form
-#: puts about 530 characters first), to well after it; a value is at most 1,000 long.
-_NETRC_BEFORE = 600
-_NETRC_WINDOW = 8_000
-_NETRC_AFTER = 1_100
-_NETRC = re.compile(
-    r"(?i:(?<![\w-])(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)"
-    r"[ \t]++\S{1,256}+)?+[ \t]++(?:password|passwd)[ \t]++)(\S{1,1000}+)"
-    r"|(?im:^[ \t]*+(?:password|passwd)[ \t]++)(\S{1,1000}+)[ \t]*+$"
+#: netrc, in lowered text: ``machine HOST [login USER] password SECRET`` on one line, and
+#: a line that is only ``password SECRET``. Each opens with a literal (a keyword, a line
+#: break), so :mod:`re` skips to the next one at C speed instead of trying every position.
+_NETRC_INLINE = re.compile(
+    r"(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)[ \t]++\S{1,256}+)?+"
+    r"[ \t]++passw(?:or)?d[ \t]++(\S{1,1000}+)"
 )
+#: The longest first line read as a netrc ``password SECRET`` line.
+_FIRST_LINE = 1_300
+_NETRC_LINE = re.compile(r"\n[ \t]*+passw(?:or)?d[ \t]++(\S{1,1000}+)[ \t]*+(?=\n|\Z)")
 
 
 def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
@@ -58,18 +58,24 @@ def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
 
 
 def _netrc_spans(text: str, lowered: str) -> Iterator[Span]:
-    """netrc passwords. Both forms hold ``password`` or ``passwd``, so the expression reads
-    only a window around each, and the next is looked for near that window's end: a crafted
-    text of ``password=`` repeated is read about once, not tried at every position."""
+    """netrc passwords (both forms hold ``password`` or ``passwd``), found in ``lowered``."""
+    if "passw" not in lowered:
+        return
     position = 0
-    size = len(text)
-    while (at := lowered.find("passw", position)) >= 0:
-        start, end = max(0, at - _NETRC_BEFORE), min(size, at + _NETRC_WINDOW)
-        for match in _NETRC.finditer(text, start, end):
-            yield match.span(1) if match.group(1) is not None else match.span(2)
-        if end >= size:
-            return
-        position = end - _NETRC_AFTER  # a value the window's end cut is read again whole
+    while (match := _NETRC_INLINE.search(lowered, position)) is not None:
+        at = match.start()
+        if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
+            position = at + 1  # part of a longer word (``relogin``): look on from the next
+            continue
+        position = match.end()
+        yield match.span(1)
+    for match in _NETRC_LINE.finditer(lowered):
+        yield match.span(1)
+    line_end = lowered.find("\n", 0, _FIRST_LINE)  # the first line has no break before it
+    if line_end >= 0 or len(lowered) <= _FIRST_LINE:
+        first = _NETRC_LINE.match("\n" + (lowered[:line_end] if line_end >= 0 else lowered))
+        if first is not None:
+            yield first.start(1) - 1, first.end(1) - 1
 
 
 def _option_spans(text: str) -> Iterator[Span]:
