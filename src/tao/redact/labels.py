@@ -19,12 +19,20 @@ from tao.redact.marker import REDACTED, Span
 from tao.redact.runs import Needles
 
 _K = r"A-Za-z0-9_.\-"
+#: A key's characters before and after a label word (a key is at most 100 long).
+_KEY_RUN = re.compile(rf"[{_K}]{{0,101}}+")
+#: A value, by its quoting: inside a JSON string, double, single or back quotes, or bare
+#: (with a scheme word: ``Bearer abc``). One group each, so ``lastindex`` names the kind.
 _VALUE = re.compile(
-    r'\\"((?:[^"\\\n]|\\[^"\n]){1,1000}+)\\"'  # inside a JSON string: \"value\"
-    r'|"((?:[^"\\\n]|\\.){1,1000}+)"'
-    r"|'([^'\n]{1,1000}+)'"
-    r"|`([^`\n]{1,1000}+)`"
-    r"|((?i:(?:bearer|basic|token|digest)[ \t]++)?[^\s\"'`,;&<>(){}\[\]]{1,1000}+)"
+    "|".join(
+        (
+            r'\\"((?:[^"\\\n]|\\[^"\n]){1,1000}+)\\"',  # inside a JSON string: \"value\"
+            r'"((?:[^"\\\n]|\\.){1,1000}+)"',
+            r"'([^'\n]{1,1000}+)'",
+            r"`([^`\n]{1,1000}+)`",
+            r"((?i:(?:bearer|basic|token|digest)[ \t]++)?[^\s\"'`,;&<>(){}\[\]]{1,1000}+)",
+        )
+    )
 )
 #: The label words as literals, found by ``str.find`` (``pw`` also finds ``pwd``): only a
 #: key holding one can name a secret (:func:`tao.redact.keys.secret_key`), so only their
@@ -33,8 +41,6 @@ _NEEDLES = (
     "pass", "pw", "secret", "token", "auth", "cred", "dsn", "jwt", "cookie", "session",
     "bearer", "sig", "webhook", "sas", "sid", "otp", "hmac", "salt", "connection", "key",
 )  # fmt: skip
-#: A key's characters before and after a label word (a key is at most 100 long).
-_KEY_RUN = re.compile(rf"[{_K}]{{0,101}}+")
 #: The rest of a key after its word, then its separator: most word hits (prose) fail here.
 #: Bounded like the key: an unbounded run here read a 1 MB run of ``pass`` once per word,
 #: quadratic (32 s for 1 MB; issue 26).
