@@ -24,7 +24,6 @@ MIN_HEX = 40
 #: Runs decoded per 1 KB block before the rest of it is hidden whole (a ``sha256sum``
 #: listing holds about 25; :mod:`tao.redact.budget`).
 MOST = 48
-_URLSAFE = str.maketrans("-_", "+/")
 #: Between two decodings scanned together: a blank line, which no secret's shape crosses.
 _SEPARATOR = "\n\n"
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]*+")
@@ -113,7 +112,7 @@ def _secret_runs(decoded: list[tuple[int, int, str]], find: Finder) -> Iterator[
 
 
 def _base64(run: str) -> str | None:
-    body = run.rstrip("=").translate(_URLSAFE)
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")  # URL-safe; translate: 30x slower
     body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
     try:
         raw = binascii.a2b_base64(body + "=" * (-len(body) % 4))
