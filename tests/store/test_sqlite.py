@@ -19,7 +19,7 @@ from tao.paths import default_db_path
 from tao.state.result import Status
 from tao.store import SCHEMA_VERSION, SQLiteStore
 from tao.store.factory import open_store
-from tao.store.schema import MIGRATIONS, V2_STATUSES
+from tao.store.schema import MIGRATIONS, V8_STATUSES
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs
@@ -52,7 +52,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -60,7 +60,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     finally:
         conn.close()
     assert len(MIGRATIONS) == SCHEMA_VERSION
-    assert set(V2_STATUSES) == {str(status) for status in Status}
+    assert set(V8_STATUSES) == {str(status) for status in Status}
 
 
 def test_the_status_check_still_refuses_what_is_not_a_status_M3(db: Path) -> None:

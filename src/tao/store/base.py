@@ -128,6 +128,15 @@ class Store(ABC):
             result.run_id, "its start", lambda conn: insert_run(conn, result, config, restart=True)
         )
 
+    def queue_run(self, result: RunResult, config: RunConfig) -> None:
+        """Record a submitted run as ``queued``: its row and settings, no step, no checkpoint
+        (a worker starts it from its task, through the same reopen as ``tao resume``)."""
+        self._record(
+            result.run_id,
+            "its submission",
+            lambda conn: insert_run(conn, result, config, restart=False, status=Status.QUEUED),
+        )
+
     def add_step(self, result: RunResult, step: Step) -> None:
         """Record one finished step, its model call and new messages, in one transaction."""
         self.save_progress(result, (step,), None)
