@@ -273,9 +273,12 @@ class Agent:
         )
 
     def run_log(self) -> Store | None:
-        """The store this agent records into, opened on first use; ``None`` with record=False."""
+        """The store this agent records into, opened on first use; ``None`` with record=False.
+        ``record`` set to a store after the agent was made (a worker lends its own) counts."""
         if self.record is False:
             return None
+        if self._store is None and not isinstance(self.record, bool):
+            self._store = self.record
         if self._store is None:
             from tao.store.factory import open_store
 

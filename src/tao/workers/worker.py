@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 
 #: How often an idle worker asks the queue for work (seconds): the dequeue latency.
 POLL_S = 0.05
+#: DBOS's queue thread looks for newly registered queues once a second.
+QUEUE_NOTICED_S = 1.1
 #: How often a worker looks for the workflows of dead workers (seconds).
 SWEEP_S = 2.0
 
@@ -124,6 +126,7 @@ class Worker:
             self.queue, worker_concurrency=self.concurrency, polling_interval_sec=POLL_S
         )
         if ready is not None:
+            self._stopping.wait(QUEUE_NOTICED_S)  # DBOS's queue thread has seen the queue
             ready()
         while not self._stopping.wait(self.sweep_s):
             self.sweep()
@@ -184,6 +187,8 @@ class Worker:
         status it already has (a string) when it cannot be continued."""
         try:
             agent = self._agent(run_id) if self._agent else agent_for_run(run_id, store=self.store)
+            if agent.record is True:  # the default run log: this worker's connection, not one more
+                agent.record = self.store
             handle = agent.start_resume(run_id)
         except RunBusyError:
             return None
