@@ -87,9 +87,7 @@ def test_sigterm_interrupts_held_runs_and_hands_them_to_another_worker_R2_R5(
     assert stop(second) == 0
 
 
-def test_an_approval_resumes_the_run_on_whichever_worker_is_free_S3(
-    queue: Queue, tao_cli: object
-) -> None:
+def test_an_approval_resumes_the_run_on_whichever_worker_is_free_S3(queue: Queue) -> None:
     """S3, issue 28: a run paused on one worker and approved from another process (the CLI)
     goes back to the queue; the first worker is busy, so the free one runs the call."""
     busy = queue.worker(1, APP_APPROVE="0")
