@@ -2,7 +2,7 @@
 ``bench/queue_throughput.py`` run it as ``python tests/workers/app.py worker|submit``.
 
 Each run's task is ``job KEY``. The scripted model (``APP_LATENCY_S`` a call, 0.2 s by
-default) asks for ``record[KEY]`` (a side effect: it runs a child ``sleep``, then appends
+default; ``APP_SLOW_S``, 5 s, for a key ``slow…``) asks for ``record[KEY]`` (a side effect: it runs a child ``sleep``, then appends
 ``KEY pid`` to ``$APP_LEDGER``), then ``peek[KEY]`` (read-only), then finishes. The ledger is
 what "no side effect runs twice" is checked against. ``APP_APPROVE=0``: no approver, so
 ``record`` waits for a person (``awaiting_approval``).
@@ -23,6 +23,8 @@ from tao.workers.worker import Worker
 
 LATENCY_S = float(os.environ.get("APP_LATENCY_S", "0.2"))
 TOOL_S = os.environ.get("APP_TOOL_S", "0.2")
+#: A call for a key ``slow…`` takes this long instead (a worker kept busy).
+SLOW_S = float(os.environ.get("APP_SLOW_S", "5"))
 
 
 class Script(SyncFirstModel):
@@ -36,7 +38,7 @@ class Script(SyncFirstModel):
     def complete(self, request: ModelRequest, on_text: OnText | None = None) -> ModelReply:
         text = "\n".join(str(m.get("content") or "") for m in request.messages)
         key = re.findall(r"job (\w+)", text)[0]
-        time.sleep(LATENCY_S * (25 if key.startswith("slow") else 1))
+        time.sleep(SLOW_S if key.startswith("slow") else LATENCY_S)
         if f"recorded {key}" not in text and "not run" not in text:
             reply = f"Thought: write it down.\nAction: record[{key}]"
         elif f"peeked {key}" not in text:

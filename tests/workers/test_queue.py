@@ -90,10 +90,10 @@ def test_sigterm_interrupts_held_runs_and_hands_them_to_another_worker_R2_R5(
 def test_an_approval_resumes_the_run_on_whichever_worker_is_free_S3(queue: Queue) -> None:
     """S3, issue 28: a run paused on one worker and approved from another process (the CLI)
     goes back to the queue; the first worker is busy, so the free one runs the call."""
-    busy = queue.worker(1, APP_APPROVE="0")
+    busy = queue.worker(1, APP_APPROVE="0", APP_SLOW_S="60")
     (paused,) = submit(1, "p")
     assert queue.wait_for([paused], lambda s: s in ENDED, 30)[paused] is Status.AWAITING_APPROVAL
-    (slow,) = submit(1, "slow")  # keeps the first worker busy for 5 s
+    (slow,) = submit(1, "slow")  # keeps the first worker busy for a minute
     queue.wait_for([slow], lambda s: s is Status.RUNNING, 20)
     free = queue.worker(1)
     approved = subprocess.run(
