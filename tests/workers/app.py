@@ -2,10 +2,11 @@
 ``bench/queue_throughput.py`` run it as ``python tests/workers/app.py worker|submit``.
 
 Each run's task is ``job KEY``. The scripted model (``APP_LATENCY_S`` a call, 0.2 s by
-default; ``APP_SLOW_S``, 5 s, for a key ``slow…``) asks for ``record[KEY]`` (a side effect: it runs a child ``sleep``, then appends
-``KEY pid`` to ``$APP_LEDGER``), then ``peek[KEY]`` (read-only), then finishes. The ledger is
-what "no side effect runs twice" is checked against. ``APP_APPROVE=0``: no approver, so
-``record`` waits for a person (``awaiting_approval``).
+default; ``APP_SLOW_S``, 5 s, for a key ``slow…``) asks for ``record[KEY]`` (a side effect:
+it runs a child ``sleep``, then appends ``KEY pid`` to ``$APP_LEDGER``), then ``peek[KEY]``
+(read-only), then finishes. The ledger is what "no side effect runs twice" is checked
+against. ``APP_APPROVE=0``: no approver, so ``record`` waits for a person
+(``awaiting_approval``).
 """
 
 from __future__ import annotations
