@@ -423,7 +423,7 @@ class Store(ABC):
         result = self.get_run(summary.run_id)
         record = summary.to_dict()
         usage_fields = ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens")
-        for name in (*usage_fields, "cost_usd", "tokens"):
+        for name in (*usage_fields, "cost_usd", "tokens", "holder"):  # holder: now, not the run
             del record[name]
         usage = result.usage.to_dict()
         yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
