@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import re
 
-#: A place in a text, ``text[start:end]`` (as :data:`tao.redact.marker.Span`; spelt out
-#: here so that this module imports nothing).
-Span = tuple[int, int]
-
 BLOCK = 1_024
 #: How far a hidden block is carried on to the end of its line, so that no value is cut.
 _LINE_ON = 1_000
@@ -62,36 +58,3 @@ def block_end(text: str, end: int) -> int:
         return line_end
     word = _WORD.match(text, end + _LINE_ON)
     return word.end() if word is not None else len(text)
-
-
-#: A span longer than any one value (values are at most 1,000 long): a block hidden whole.
-WIDE = 1_000
-_BACK_WORD = re.compile(r"\S{0,1000}+")
-
-
-def widened(text: str, spans: list[Span]) -> list[Span]:
-    """The blocks hidden whole among ``spans``, each started earlier at the start of the
-    word it cut, so that a secret running into a block is hidden whole once the block is
-    blanked (:func:`blank`) and later layers no longer see its end."""
-    wide: list[Span] = []
-    for start, end in spans:
-        if end - start > WIDE:
-            back = _BACK_WORD.match(text[max(0, start - 1_000) : start][::-1])
-            wide.append((start - (back.end() if back is not None else 0), end))
-    return wide
-
-
-def blank(text: str, spans: list[Span]) -> str:
-    """``text`` with each of ``spans`` made spaces, position for position: later layers
-    find nothing there and skip it at ``str.find`` speed."""
-    parts: list[str] = []
-    last = 0
-    for start, end in sorted(spans):
-        if end <= last:
-            continue
-        start = max(start, last)
-        parts.append(text[last:start])
-        parts.append(" " * (end - start))
-        last = end
-    parts.append(text[last:])
-    return "".join(parts)

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tao.redact.budget import blank, widened
 from tao.redact.commandline import command_spans
 from tao.redact.encoded import encoded_spans
 from tao.redact.entropy import entropy_spans
@@ -106,26 +105,16 @@ def find_secrets(text: str) -> list[Span]:
 
 
 def plain_spans(text: str, classes: Classes | None = None) -> list[Span]:
-    """Every layer but the decoding and joining ones, merged.
-
-    The layers that hide a block too dense with candidates whole (labels, command lines,
-    env lines: :mod:`tao.redact.budget`) go first, and the blocks they hid are blanked out
-    for the rest (:func:`tao.redact.budget.blank`): a crafted block is paid for once, by
-    the first layer it overwhelms, not again by every later one (issue 26)."""
+    """Every layer but the decoding and joining ones, merged."""
     lowered = _lowered(text)
     spans: list[Span] = []
-    spans.extend(labelled_spans(text, lowered))
-    spans.extend(command_spans(text, lowered))
-    spans.extend(entropy_spans(text))
-    wide = widened(text, spans)
-    if wide:
-        spans.extend(wide)
-        text, lowered = blank(text, wide), blank(lowered, wide)
-        classes = None
     if "private key" in lowered:
         spans.extend(pem_spans(text))
     spans.extend(shape_spans(text, lowered))
+    spans.extend(labelled_spans(text, lowered))
     spans.extend(url_spans(text))
+    spans.extend(command_spans(text, lowered))
+    spans.extend(entropy_spans(text))
     spans.extend(plugin_spans(text, lowered, classes))
     return merge(spans)
 
