@@ -30,6 +30,8 @@ from collections.abc import Callable
 from types import FunctionType
 from typing import TypeVar, dataclass_transform, overload
 
+from tao.errors import InternalError
+
 T = TypeVar("T")
 
 
@@ -119,7 +121,8 @@ def _new(cls: type, builder: type) -> Callable[..., object]:
     source = f"def __new__({params}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # noqa: S102 (field names only, as dataclasses itself does)
     new = namespace["__new__"]
-    assert isinstance(new, FunctionType)
+    if not isinstance(new, FunctionType):
+        raise InternalError(f"{cls.__name__}: the generated __new__ is not a function")
     new.__qualname__ = f"{cls.__qualname__}.__new__"
     new.__annotations__ = {
         **{field.name: field.type for field in dataclasses.fields(cls) if field.init},

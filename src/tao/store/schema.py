@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.errors import StoreError
+from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
@@ -232,7 +232,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v7(SQLITE),
 )
 
-assert len(MIGRATIONS) == SCHEMA_VERSION
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError(f"{len(MIGRATIONS)} SQLite migrations for schema {SCHEMA_VERSION}")
 
 
 class SchemaTooNewError(StoreError):
