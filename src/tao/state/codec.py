@@ -188,25 +188,23 @@ def _made(value: str, inner: object, namespace: dict[str, object], key: str) -> 
     """:func:`_encode_expression` for a value that is not ``None``."""
     origin = typing.get_origin(inner)
     if isinstance(inner, type) and dataclasses.is_dataclass(inner):
-        namespace[f"_e_{key}"] = encode
+        namespace[f"_e_{key}"] = _ENCODERS.get(inner) or _encoder(inner)
         return f"_e_{key}({value})"
     if isinstance(inner, type) and issubclass(inner, enum.Enum):
         return f"{value}.value"
     if origin in (tuple, list, typing.Sequence, _abc_sequence()):
         (item,) = {a for a in typing.get_args(inner) if a is not Ellipsis}
         if isinstance(item, type) and dataclasses.is_dataclass(item):
-            namespace[f"_e_{key}"] = encode
-            made = f"[_e_{key}(v) for v in {value}]"
-        elif typing.is_typeddict(item):
-            made = f"[dict(v) for v in {value}]"
-        else:
-            made = f"list({value})"
-        return made
+            namespace[f"_e_{key}"] = _ENCODERS.get(item) or _encoder(item)
+            return f"([_e_{key}(v) for v in {value}] if {value} else [])"
+        if typing.is_typeddict(item):
+            return f"([dict(v) for v in {value}] if {value} else [])"
+        return f"list({value})"
     if origin in (dict, Mapping, _abc_mapping()):
         item = typing.get_args(inner)[1]
         if isinstance(item, type) and dataclasses.is_dataclass(item):
-            namespace[f"_e_{key}"] = encode
-            return f"{{k: _e_{key}(v) for k, v in {value}.items()}}"
+            namespace[f"_e_{key}"] = _ENCODERS.get(item) or _encoder(item)
+            return f"({{k: _e_{key}(v) for k, v in {value}.items()}} if {value} else {{}})"
         return f"dict({value})"
     return value  # str, int, float, bool, a Literal, JSON: as it is
 

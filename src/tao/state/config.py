@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Self
+from typing import Literal, Self, TypeVar
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
@@ -26,6 +26,7 @@ from tao.state.budget import Budget
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
+T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
 Decision = bool | str
@@ -57,10 +58,7 @@ class EvalTag:
     @classmethod
     def from_json(cls, data: JSON) -> EvalTag:
         """Read a stored tag; a wrong shape is a :class:`StateError`."""
-        try:
-            return codec.decode(cls, data, "eval_tag")
-        except codec.ShapeError as error:
-            raise StateError(f"stored config: {error}") from None
+        return _stored(cls, data, "stored config", "eval_tag")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,10 +149,7 @@ class RunConfig:
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
         """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
-        try:
-            return codec.decode(cls, dict(data))
-        except codec.ShapeError as error:
-            raise StateError(f"stored config is not valid: {error}") from None
+        return _stored(cls, dict(data), "stored config")
 
 
 def call_digest(tool: str, arguments: JSONObject) -> str:
@@ -218,10 +213,7 @@ class PendingCall:
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> PendingCall:
         """Read a stored call; a wrong shape is a :class:`StateError`."""
-        try:
-            return codec.decode(cls, dict(data), "pending call")
-        except codec.ShapeError as error:
-            raise StateError(f"stored call is not valid: {error}") from None
+        return _stored(cls, dict(data), "stored call")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,12 +286,17 @@ class Checkpoint:
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
         """Read a stored checkpoint of any version; an unreadable one is a :class:`StateError`."""
-        try:
-            return codec.decode(cls, dict(data))
-        except codec.NewerVersionError as error:
-            raise StateError(f"checkpoint {error}; upgrade tao to resume it") from None
-        except codec.ShapeError as error:
-            raise StateError(f"checkpoint is not valid: {error}") from None
+        return _stored(cls, dict(data), "checkpoint")
+
+
+def _stored(cls: type[T], data: JSON, said: str, what: str = "") -> T:
+    """:func:`tao.state.codec.decode`, with a wrong shape as a :class:`StateError`."""
+    try:
+        return codec.decode(cls, data, what)
+    except codec.NewerVersionError as error:
+        raise StateError(f"{said} {error}; upgrade tao to resume it") from None
+    except codec.ShapeError as error:
+        raise StateError(f"{said} is not valid: {error}") from None
 
 
 codec.shape(

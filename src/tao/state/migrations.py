@@ -17,9 +17,12 @@ SPEC R1).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
-from tao.state.codec import Upgrade
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
+
+#: Takes a record's JSON from one schema version to the next (:data:`tao.state.codec.Upgrade`).
+Upgrade = Callable[[JSONObject], JSONObject]
 
 CHECKPOINT_VERSION = 2
 
