@@ -18,6 +18,7 @@ from tao.models.base import ModelReply, ToolCall
 from tao.state.budget import Usage
 from tao.state.config import Checkpoint, Completed, EvalTag, PendingCall, RunConfig
 from tao.state.result import RunResult, Status, Step, StepKind
+from tao.store.query import RunSummary
 
 SHAPES = json.loads((Path(__file__).parent / "data/codec/shapes.json").read_text("utf-8"))
 
@@ -36,6 +37,7 @@ CHECKPOINT = Checkpoint(
     completed={CALL.id: Completed(observation="ok", duration_s=0.1, source="files")},
     approved={"run_tests": {"digest": "d"}},
 )  # fmt: skip
+REFUSED = Checkpoint(step=4, reply=ModelReply(text=""), refused_calls=3)
 CONFIG = RunConfig(
     model="openai:gpt", tools=("calc", None), max_cost_usd=1.0, output_schema={"type": "object"},
     eval_tag=EvalTag(benchmark="fever", question_id="q1", gold="SUPPORTS"), pass_env=("HOME",),
@@ -57,25 +59,43 @@ RESULT = RunResult(
     usage=Usage(model_calls=2, input_tokens=5, output_tokens=2, cost_usd=None), pending=[CALL],
     started_at=3.0, duration_s=1.0, parent_id="r0",
 )  # fmt: skip
+BARE = RunResult(run_id="r2", task="t", model="local")
 RECORD = QuestionRecord(3, "q3", "Q?", "A", None, 0.0, 0.5, "react", "hotpotqa", "local",
                         run_ids=["r1"], cost_usd=None)  # fmt: skip
+SUMMARY = RunSummary(
+    run_id="r1", task="q", model="m", lang="en", status=Status.INTERRUPTED, answer=None,
+    error=None, stop_reason=None, started_at=3.0, finished_at=None, duration_s=None, steps=2,
+    model_calls=2, input_tokens=5, output_tokens=2, evaluated_tokens=None, config=CONFIG,
+    parent_id="r0", cost_usd=0.25,
+)  # fmt: skip
+UNKNOWN = RunSummary(
+    run_id="r2", task="t", model="local", lang="tr", status=Status.FINISHED, answer="a",
+    error=None, stop_reason="steps", started_at=1.0, finished_at=2.0, duration_s=1.0, steps=0,
+    model_calls=0, input_tokens=0, output_tokens=0, evaluated_tokens=0, config=None,
+)  # fmt: skip
 
 ENCODED = {
     "pending": CALL.to_json(),
     "pending_reason": WAITING.to_json(),
     "checkpoint": CHECKPOINT.to_json(),
+    "checkpoint_refused": REFUSED.to_json(),
     "config": CONFIG.to_json(),
     "config_default": RunConfig().to_json(),
     "step": SECOND.to_json(1),
     "result": RESULT.to_json(),
+    "result_bare": BARE.to_json(),
     "usage": Usage().to_json(),
     "record": RECORD.to_json(),
+    "summary": SUMMARY.to_json(),
+    "summary_no_config": UNKNOWN.to_json(),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_every_record_is_written_as_tao_wrote_it_before_the_codec_M3(name: str) -> None:
-    """Byte for byte, key order included; a field left out when None stays left out."""
+    """Byte for byte, key order included; a field left out at its default (a call's reason,
+    a checkpoint's ``refused_calls`` of 0) stays left out, computed keys (``forced``,
+    ``tokens``, ``id``) stay in."""
     assert json.dumps(ENCODED[name], ensure_ascii=False) == SHAPES[name]
 
 
@@ -85,12 +105,14 @@ def test_every_record_reads_back_equal() -> None:
     assert PendingCall.from_json(CALL.to_json()) == CALL
     assert PendingCall.from_json(WAITING.to_json()) == WAITING
     assert Checkpoint.from_json(json.loads(json.dumps(CHECKPOINT.to_json()))) == CHECKPOINT
+    assert Checkpoint.from_json(json.loads(json.dumps(REFUSED.to_json()))) == REFUSED
     assert RunConfig.from_json(json.loads(json.dumps(CONFIG.to_json()))) == CONFIG
     assert Usage.from_json(Usage().to_json()) == Usage()
     assert QuestionRecord.from_json(RECORD.to_json()) == RECORD
     back = RunResult.from_json(json.loads(json.dumps(RESULT.to_json())))
     assert back.steps == RESULT.steps and back.steps[1].model_input == SECOND.model_input
     assert back.usage == RESULT.usage and back.pending == RESULT.pending
+    assert back.forced and not RunResult.from_json(BARE.to_json()).forced
 
 
 def test_unknown_keys_are_ignored_and_absent_ones_take_their_meaning() -> None:

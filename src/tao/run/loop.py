@@ -265,10 +265,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     if gated and ready:
         outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
     elif ready:  # read-only calls: no journal, nobody was shown a thing
-        left = run.budget.max_seconds - run.elapsed()
-        done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
-        if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
-            raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
+        done = yield from _run_tools(run, turn, ready, (None,) * len(ready))
         outcomes.update(zip(ready, done, strict=True))
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
@@ -346,6 +343,17 @@ def _note_approved(run: _Run, ready: Ready, shown: str | None) -> None:
         run.approved = {**run.approved, ready.tool.name: state}
 
 
+def _run_tools(
+    run: _Run, turn: Turn, ready: dict[int, Ready], previews: tuple[str | None, ...]
+) -> Generator[Request, Answer, Sequence[Outcome]]:
+    """Have the driver run ``ready`` within the time left; one outcome each, in order."""
+    left = run.budget.max_seconds - run.elapsed()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
+        raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
+    return done
+
+
 def _run_effects(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
@@ -358,10 +366,7 @@ def _run_effects(
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-    left = run.budget.max_seconds - run.elapsed()
-    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
-    if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
-        raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
+    done = yield from _run_tools(run, turn, ready, previews)
     outcomes = dict(zip(ready, done, strict=True))
     if effects:
         turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)

@@ -58,7 +58,7 @@ class Shape:
     """How a class's JSON differs from its fields; see :func:`shape`."""
 
     keys: tuple[str, ...] | None = None
-    omit_none: frozenset[str] = frozenset()
+    omit_default: frozenset[str] = frozenset()
     rename: Mapping[str, str] = field(default_factory=dict)
     computed: tuple[str, ...] = ()
     custom: Mapping[str, FieldCodec] = field(default_factory=dict)
@@ -78,7 +78,7 @@ def shape(
     cls: type,
     *,
     keys: tuple[str, ...] | None = None,
-    omit_none: tuple[str, ...] = (),
+    omit_default: tuple[str, ...] = (),
     rename: Mapping[str, str] | None = None,
     computed: tuple[str, ...] = (),
     custom: Mapping[str, FieldCodec] | None = None,
@@ -92,7 +92,9 @@ def shape(
 
     ``keys``: the JSON's keys in order (fields and ``computed`` properties); a field not
     named is not stored. Default: every field in order, then ``computed``.
-    ``omit_none``: fields left out when ``None``. ``rename``: field -> JSON key.
+    ``omit_default``: fields left out while they hold their (plain) default, so a record
+    that does not use a newer field reads as it did before the field existed; they come
+    last in the keys. ``rename``: field -> JSON key.
     ``custom``: fields with their own :class:`FieldCodec`.
     ``null_is_default``: ``null`` for a field that is not optional reads as its default.
     ``version_key``/``version``/``upgrades``: the key holding the record's schema version
@@ -106,7 +108,7 @@ def shape(
         raise InternalError(f"{cls.__name__}: an upgrade for each version below {version}")
     _SHAPES[cls] = Shape(
         keys=keys,
-        omit_none=frozenset(omit_none),
+        omit_default=frozenset(omit_default),
         rename=rename or {},
         computed=computed,
         custom=custom or {},
@@ -164,8 +166,13 @@ def _encoder(cls: type) -> Callable[[Any], JSONObject]:
         else:
             raise InternalError(f"{cls.__name__}: {key!r} is no field or computed key")
         out = rules.rename.get(name, name)
-        if key in rules.omit_none:
-            optional.append(f"    if obj.{key} is not None:\n        data[{out!r}] = {value}")
+        if key in rules.omit_default:
+            default = _plain_default(cls, key)
+            namespace[f"_d_{key}"] = default
+            test = "is not" if default is None else "!="
+            optional.append(f"    if obj.{key} {test} _d_{key}:\n        data[{out!r}] = {value}")
+        elif optional:
+            raise InternalError(f"{cls.__name__}: {key!r} comes after a key left out by default")
         else:
             items.append(f"{out!r}: {value}")
     body = ["def encode(obj):", f"    data = {{{', '.join(items)}}}", *optional, "    return data"]
@@ -173,6 +180,14 @@ def _encoder(cls: type) -> Callable[[Any], JSONObject]:
     made = cast(Callable[[Any], JSONObject], namespace["encode"])
     _ENCODERS[cls] = made
     return made
+
+
+def _plain_default(cls: type, name: str) -> object:
+    """The default of ``cls``'s field ``name``, which :func:`shape`'s ``omit_default`` needs."""
+    for f in dataclasses.fields(cls):
+        if f.name == name and f.default is not dataclasses.MISSING:
+            return f.default
+    raise InternalError(f"{cls.__name__}.{name} is left out by default but has no plain default")
 
 
 def _encode_expression(value: str, hint: object, namespace: dict[str, object], key: str) -> str:

@@ -17,14 +17,16 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.state import codec, migrations
-from tao.state.budget import Budget
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
+
+if TYPE_CHECKING:
+    from tao.state.budget import Budget
 
 T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
@@ -137,6 +139,10 @@ class RunConfig:
 
     def budget(self) -> Budget:
         """The limits of the run (SPEC L5), money included when set."""
+        # Imported here: the budget module holds Usage, which reads and writes itself
+        # through the codec, and a settings record need not stand on that to be read.
+        from tao.state.budget import Budget
+
         return Budget(self.max_steps, self.max_seconds, self.max_tokens, self.max_cost_usd)
 
     def replace(self, **changes: object) -> RunConfig:
@@ -304,7 +310,7 @@ codec.shape(
     keys=("id", "digest", "step", "position", "tool", "arguments", "preview", "effects",
           "interrupted", "reason", "thought"),
     computed=("id",),
-    omit_none=("reason", "thought"),
+    omit_default=("reason", "thought"),
     null_is_default=True,
 )  # fmt: skip
 codec.shape(Completed, null_is_default=True)
@@ -319,6 +325,7 @@ codec.shape(
     Checkpoint,
     null_is_default=True,
     version_key="schema_version",
+    omit_default=("refused_calls",),
     version=CHECKPOINT_VERSION,
     upgrades=migrations.CHECKPOINT,
 )

@@ -28,9 +28,7 @@ import dataclasses
 import types
 from collections.abc import Callable
 from types import FunctionType
-from typing import TypeVar, dataclass_transform, overload
-
-from tao.errors import InternalError
+from typing import TypeVar, cast, dataclass_transform, overload
 
 T = TypeVar("T")
 
@@ -120,9 +118,7 @@ def _new(cls: type, builder: type) -> Callable[..., object]:
     params = ", ".join(["cls", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __new__({params}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # noqa: S102 (field names only, as dataclasses itself does)
-    new = namespace["__new__"]
-    if not isinstance(new, FunctionType):
-        raise InternalError(f"{cls.__name__}: the generated __new__ is not a function")
+    new = cast(FunctionType, namespace["__new__"])  # the def just executed
     new.__qualname__ = f"{cls.__qualname__}.__new__"
     new.__annotations__ = {
         **{field.name: field.type for field in dataclasses.fields(cls) if field.init},
