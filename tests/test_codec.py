@@ -165,3 +165,17 @@ def test_what_is_printed_is_redacted_and_the_objects_keep_the_text_S8() -> None:
     result = RunResult(run_id="r", task="t", model="m", answer=f"key {secret}")
     assert secret not in json.dumps(result.to_json())
     assert result.answer == f"key {secret}"
+
+
+def test_a_checkpoint_from_before_approvals_and_refusals_reads_as_it_meant_then_R1() -> None:
+    """A v2 checkpoint written before ``approved``, ``refused_calls`` and a call's
+    ``reason``/``thought`` existed: no approved state (so a gated tool asks again), no
+    refused calls, no reason or thought; and written back, it has the same keys as before."""
+    old_call = {k: v for k, v in WAITING.to_json().items() if k not in ("reason", "thought")}
+    stored = {**V2, "step": 2, "reply": {"text": "t"}, "pending": [old_call], "executing": False}
+    read = Checkpoint.from_json(stored)
+    assert read.approved == {} and read.refused_calls == 0
+    assert read.pending[0].reason is None and read.pending[0].thought is None
+    assert read.pending[0].id == WAITING.id
+    written = read.to_json()
+    assert "refused_calls" not in written and set(written["pending"][0]) == set(old_call)  # type: ignore[index, arg-type]
