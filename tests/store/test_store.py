@@ -214,7 +214,7 @@ def test_a_run_recorded_without_settings_has_no_config_M3(store: Store, runs: Ru
     runs.record(store, runs.run("bare"), 1, config=None)
     summary = store.get_summary("bare")
     assert summary.config is None
-    assert summary.to_dict()["config"] == {}
+    assert summary.to_json()["config"] == {}
     assert store.get_run("bare").config is None
 
 
@@ -252,7 +252,7 @@ def test_list_runs_is_newest_first_with_limit_and_status_filter_M3(
     newest = store.list_runs(limit=1)[0]
     assert (newest.steps, newest.model_calls, newest.status) == (3, 3, Status.FINISHED)
     assert newest.tokens == (101 + 102 + 103) + (11 + 12 + 13)
-    assert newest.to_dict()["status"] == "finished"
+    assert newest.to_json()["status"] == "finished"
 
 
 def test_get_run_by_unique_prefix_and_clear_errors_otherwise_M3(store: Store, runs: Runs) -> None:

@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tao.errors import InternalError
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
@@ -178,8 +179,8 @@ def react(
 
 def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     """The turn a checkpoint stopped in, with the decisions taken since."""
-    assert resume.reply is not None
-    assert resume.step is not None
+    if resume.reply is None or resume.step is None:
+        raise InternalError("resumed a turn from a checkpoint with no step or reply")
     turn = Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
     turn.decisions.update(resume.decisions)
     turn.shown.update((call.id, call.preview) for call in resume.pending)
@@ -206,7 +207,8 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
         if late is not None:
             return Ending(Status.MAX_STEPS, stop_reason=f"{late} during a model call")
         return Ending(Status.ERROR, error=answer.message)
-    assert isinstance(answer, ModelAnswer)
+    if not isinstance(answer, ModelAnswer):
+        raise InternalError(f"the driver answered a model call with {type(answer).__name__}")
     return Turn(index, sent, answer, forced=forced)
 
 
@@ -263,9 +265,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     if gated and ready:
         outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
     elif ready:  # read-only calls: no journal, nobody was shown a thing
-        left = run.budget.max_seconds - run.elapsed()
-        done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
-        assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+        done = yield from _run_tools(run, turn, ready, (None,) * len(ready))
         outcomes.update(zip(ready, done, strict=True))
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
@@ -343,6 +343,17 @@ def _note_approved(run: _Run, ready: Ready, shown: str | None) -> None:
         run.approved = {**run.approved, ready.tool.name: state}
 
 
+def _run_tools(
+    run: _Run, turn: Turn, ready: dict[int, Ready], previews: tuple[str | None, ...]
+) -> Generator[Request, Answer, Sequence[Outcome]]:
+    """Have the driver run ``ready`` within the time left; one outcome each, in order."""
+    left = run.budget.max_seconds - run.elapsed()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
+        raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
+    return done
+
+
 def _run_effects(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
@@ -355,9 +366,7 @@ def _run_effects(
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-    left = run.budget.max_seconds - run.elapsed()
-    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
-    assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+    done = yield from _run_tools(run, turn, ready, previews)
     outcomes = dict(zip(ready, done, strict=True))
     if effects:
         turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
@@ -404,7 +413,8 @@ def _approve(
     answer = yield AskApproval(
         gated[ask[0]].step, tuple(ready[i] for i in ask), tuple(gated[i] for i in ask)
     )
-    assert isinstance(answer, ApprovalAnswer)
+    if not isinstance(answer, ApprovalAnswer):
+        raise InternalError(f"the driver answered an approval with {type(answer).__name__}")
     waiting = []
     for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
         shown[gated[i].id] = preview

@@ -24,6 +24,7 @@ migration leaves nothing half-done.
 
 from __future__ import annotations
 
+from tao.errors import InternalError
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
@@ -76,7 +77,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")
 
-assert len(MIGRATIONS) == SCHEMA_VERSION, "add the PostgreSQL twin of the new SQLite migration"
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError("add the PostgreSQL twin of the new SQLite migration")
 
 
 def _scalar(conn: Connection, sql: str, params: tuple[SQLValue, ...] = ()) -> object:

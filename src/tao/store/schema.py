@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.errors import StoreError
+from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
@@ -258,7 +258,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     _V8,
 )
 
-assert len(MIGRATIONS) == SCHEMA_VERSION
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError(f"{len(MIGRATIONS)} SQLite migrations for schema {SCHEMA_VERSION}")
 
 
 class SchemaTooNewError(StoreError):

@@ -92,7 +92,7 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
     data["model_output"] = row["model_output"] or ""
     data["forced"] = bool(row["forced"])
     try:
-        return Step.from_dict(data)
+        return Step.from_json(data)
     except (TypeError, ValueError) as error:
         raise StateError(f"the run log holds a damaged {where}: {error}") from None
 
