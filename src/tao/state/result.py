@@ -17,6 +17,7 @@ from typing import Protocol, cast
 
 from tao.models.base import Message
 from tao.state.budget import Usage
+from tao.state.compaction import Compaction
 from tao.state.config import PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
@@ -40,7 +41,9 @@ class Step:
     observation: str | None = None
     """What went back to the model: the tool's output, an error or a format reminder."""
     model_input: list[Message] = field(default_factory=list)
-    """Exactly the messages sent for this step."""
+    """The run's transcript when this step's request was made: the messages sent, unless
+    the run compacted some (then :func:`tao.state.compaction.view` of it and the run's
+    compactions up to this step is what was sent; the full observations stay here)."""
     model_output: str = ""
     """The model's raw reply."""
     duration_s: float = 0.0
@@ -61,6 +64,9 @@ class Step:
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+    compactions: tuple[Compaction, ...] = ()
+    """The compactions made just before this step's request (issue 27): which steps, tokens
+    before and after; a summary call's tokens and cost are counted in this step's."""
 
     @property
     def tokens(self) -> int:
@@ -83,6 +89,7 @@ class Step:
         """
         data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["kind"] = str(self.kind)
+        data["compactions"] = [c.to_json() for c in self.compactions]
         data["tokens"] = self.tokens
         data["model_input"] = cast(JSON, self.model_input[since:])
         data["model_input_from"] = since
@@ -104,13 +111,17 @@ class Step:
         """Read :meth:`to_dict`'s JSON; ``before`` (the step before) completes a step
         whose ``model_input_from`` is not 0."""
         names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
+        values = {k: v for k, v in data.items() if k in names and k != "compactions"}
         values["kind"] = StepKind(cast(str, values["kind"]))
+        records = values.get("compactions") or []
+        compactions = tuple(
+            Compaction.from_json(cast(Mapping[str, JSON], r)) for r in cast(list[JSON], records)
+        )
         since = data.get("model_input_from")
         if isinstance(since, int) and since and before is not None:
             new = cast(list[Message], values.get("model_input") or [])
             values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values, compactions=compactions)  # type: ignore[arg-type]
 
 
 @dataclass(kw_only=True)

@@ -34,6 +34,9 @@ Versions:
   ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
   and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
+* v8 (issue 27): ``steps.compactions``, the compactions made just before a step's model
+  request (JSON, :class:`tao.state.compaction.Compaction`); NULL: none (every row written
+  before v8). The checkpoint in ``runs.state`` holds all of a run's, for resume.
 
 Design notes:
 
@@ -54,7 +57,7 @@ from tao.errors import StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -221,6 +224,9 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+#: v7 -> v8, the same on both databases: what was compacted before a step's request.
+V8 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -230,6 +236,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
+    V8,
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
