@@ -84,7 +84,7 @@ class Compaction:
         messages = data.get("messages")
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise ValueError(f"a compaction's messages must be a list of messages: {messages!r}")
-        values["messages"] = tuple(cast(list[Message], messages))
+        values["messages"] = tuple(cast("list[Message]", messages))
         for name in ("start", "end", "first_step", "last_step", "step", "window"):
             if not isinstance(values.get(name), int):
                 raise ValueError(f"a compaction's {name} must be an integer: {values.get(name)!r}")

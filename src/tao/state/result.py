@@ -113,7 +113,7 @@ class Step:
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in names and k != "compactions"}
         values["kind"] = StepKind(cast(str, values["kind"]))
-        records = values.get("compactions") or []
+        records = data.get("compactions") or []
         compactions = tuple(
             Compaction.from_json(cast(Mapping[str, JSON], r)) for r in cast(list[JSON], records)
         )
