@@ -98,10 +98,13 @@ class WindowServer(FakeServer):
         native: bool = False,
         recall_at: int | None = None,
         hold_at: int | None = None,
+        files: bool = False,
     ) -> None:
         super().__init__(self._answer, prefix="/v1")
         self.window, self.shape, self.reads, self.native = window, shape, reads, native
         self.recall_at, self.hold_at = recall_at, hold_at
+        #: Read with the built-in ``read_file`` (``f01.txt``…) instead of a ``read(n)`` tool.
+        self.files = files
         #: Set when the request for step ``hold_at`` arrives; it is answered once ``release``
         #: is set (a test kills its client in between).
         self.holding, self.release = threading.Event(), threading.Event()
@@ -136,6 +139,8 @@ class WindowServer(FakeServer):
             return self._reply(body, "recall", {"step": 1}, step)
         if step > self.reads:
             return self._reply(body, "finish", {"answer": f"read {self.reads} files"}, step)
+        if self.files:
+            return self._reply(body, "read_file", {"path": f"f{step:02d}.txt"}, step)
         return self._reply(body, "read", {"n": step}, step)
 
     def _reply(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.options import Decorator, base_url_option, compaction_policy, model_option, shown
 from tao.cli.terminal import console, echo, echo_json
 from tao.cli.terminal import console as terminal_console
 from tao.cli.usage import cli_error
@@ -130,12 +130,13 @@ _OPTIONS: list[Decorator] = [
         metavar="TOKENS",
         help="Tokens the model's context holds (default: the backend's, else learned).",
     ),
-    shown(
+    click.option(
         "--compaction",
-        str,
-        EVAL_RUN.compaction,
-        "What the model is shown of older steps near the window: elide, summarize, none, "
-        "or module:attribute.",
+        default=EVAL_RUN.compaction,
+        show_default=True,
+        callback=compaction_policy,
+        help="What the model is shown of older steps near the window: elide, summarize, "
+        "none, or module:attribute.",
     ),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
 ]

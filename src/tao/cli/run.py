@@ -20,7 +20,7 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
-from tao.cli.options import base_url_option, model_option, shown
+from tao.cli.options import base_url_option, compaction_policy, model_option, shown
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
@@ -200,7 +200,13 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @_option("--context-window", type=_WINDOW, metavar="TOKENS", help=_HELP["context-window"])
-@shown("--compaction", str, "elide", _HELP["compaction"])
+@_option(
+    "--compaction",
+    default="elide",
+    show_default=True,
+    callback=compaction_policy,
+    help=_HELP["compaction"],
+)
 @base_url_option
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])

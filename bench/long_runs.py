@@ -1,0 +1,139 @@
+"""Prompt tokens per step over a long run, with compaction and without (issue 27).
+
+A scripted OpenAI-compatible server on 127.0.0.1 (``tests/fakes/window.py``) drives a
+200-step run that reads one ~1.65 KB file a step (the observations add up to ~80k
+tokens). It is run twice: with ``--compaction elide`` in an 8,000-token window, and
+with ``--compaction none`` against a server with room for everything. The table shows
+the prompt each request sent, in tokens as the server counts them (4 characters a token):
+flat (a sawtooth under the window) with compaction, growing linearly without. It also
+counts the requests whose prompt only grew at its end (a prefix cache keeps hitting).
+
+    python bench/long_runs.py               # 200 steps
+    python bench/long_runs.py --quick       # 60 steps
+    python bench/long_runs.py --json        # and one JSON line last
+
+Needs only tao itself (run with ``PYTHONPATH=src`` from a checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
+from tao import Agent, RunConfig, tool
+from tests.fakes.window import WindowServer
+
+WINDOW = 8000
+
+
+def body(n: int) -> str:
+    return f"file {n} begins. " + ("lorem ipsum dolor sit amet " * 62)[:1600] + f" file {n} ends."
+
+
+@tool
+def read(n: int) -> str:
+    """Read file number n."""
+    return body(n)
+
+
+def one_run(steps: int, compaction: str) -> dict[str, object]:
+    """Prompt sizes of each request of one run, and how many only grew at their end."""
+    window = WINDOW if compaction != "none" else 10**9
+    with WindowServer(window=window, reads=steps) as server:
+        config = RunConfig(
+            max_steps=steps + 5,
+            max_tokens=10**9,
+            protocol="text",
+            compaction=compaction,
+            context_window=window if compaction != "none" else None,
+        )
+        agent = Agent(
+            "openai:scripted",
+            tools=[read],
+            base_url=server.base_url,
+            api_key="k",
+            config=config,
+            record=False,
+        )
+        started = time.perf_counter()
+        result = agent.run(f"Read files 1 to {steps}, one a step, then say you are done.")
+        seconds = time.perf_counter() - started
+    sizes = server.sizes
+    grew = sum(
+        1
+        for before, now in zip(server.fitted, server.fitted[1:], strict=False)
+        if now["messages"][: len(before["messages"])] == before["messages"]
+    )
+    return {
+        "status": str(result.status),
+        "sizes": sizes,
+        "refused": server.refused,
+        "compactions": sum(len(s.compactions) for s in result.steps),
+        "grew_at_end": grew,
+        "seconds": seconds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="60 steps")
+    parser.add_argument("--json", action="store_true", help="one JSON line last")
+    args = parser.parse_args()
+    steps = 60 if args.quick else args.steps
+    with tempfile.TemporaryDirectory() as home:
+        import os
+
+        os.environ["TAO_HOME"] = home
+        runs = {name: one_run(steps, name) for name in ("elide", "none")}
+    marks = sorted({1, *range(25, steps + 1, 25), steps})
+    print(f"Prompt tokens per step, {steps}-step run, ~412 tokens of observation a step\n")
+    print("| step | " + " | ".join(f"`--compaction {name}`" for name in runs) + " |")
+    print("| ---: | " + " | ".join("---:" for _ in runs) + " |")
+    for mark in marks:
+        cells = []
+        for run in runs.values():
+            sizes = run["sizes"]
+            assert isinstance(sizes, list)
+            cells.append(f"{sizes[mark - 1]:,}" if mark <= len(sizes) else "-")
+        print(f"| {mark} | " + " | ".join(cells) + " |")
+    summary: dict[str, object] = {"steps": steps, "window": WINDOW}
+    for name, run in runs.items():
+        sizes = run["sizes"]
+        assert isinstance(sizes, list)
+        late = sizes[len(sizes) // 2 :]
+        summary[name] = {
+            "status": run["status"],
+            "max_prompt_tokens": max(sizes),
+            "mean_prompt_tokens_second_half": round(sum(late) / len(late)),
+            "last_prompt_tokens": sizes[-1],
+            "total_prompt_tokens": sum(sizes),
+            "compactions": run["compactions"],
+            "refused": run["refused"],
+            "requests_that_grew_at_their_end": run["grew_at_end"],
+            "requests": len(sizes),
+            "seconds": round(float(str(run["seconds"])), 2),
+        }
+    print()
+    print("| | max prompt | mean, 2nd half | total prompt tokens | compactions | grew at end |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name in runs:
+        row = summary[name]
+        assert isinstance(row, dict)
+        print(
+            f"| `{name}` | {row['max_prompt_tokens']:,} | "
+            f"{row['mean_prompt_tokens_second_half']:,} | {row['total_prompt_tokens']:,} | "
+            f"{row['compactions']} | {row['requests_that_grew_at_their_end']}/"
+            f"{row['requests'] - 1} |"
+        )
+    if args.json:
+        print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
