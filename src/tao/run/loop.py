@@ -215,6 +215,7 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     turn.completed.update(resume.completed)
     turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
     turn.refused = resume.refused_calls
+    turn.compactions = tuple(c for c in resume.compactions if c.step == resume.step)
     return turn
 
 
