@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.fakes
-from tao import Agent, RunConfig, tool
 from tests.fakes.window import WindowServer
+
+from tao import Agent, RunConfig, tool
 
 WINDOW = 8000
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from tests.fakes.http import chat_completion
-from tests.fakes.window import SUMMARY, Shape, WindowServer
+from tests.fakes.window import SUMMARY, Shape, WindowServer, step_of
 
 from tao import Agent, RunConfig, Status, tool
 from tao.state.result import RunResult
@@ -216,13 +216,15 @@ def test_resume_after_kill_between_two_compactions_shows_the_same_view(tmp_path:
             (run_id,) = [r.run_id for r in store.list_runs()]
             killed = store.get_run(run_id)
         made = [c for s in killed.steps for c in s.compactions]
-        assert made and len(killed.steps) == 15
+        assert made and 10 <= len(killed.steps) <= 15  # the last ones may be in a group commit
         time.sleep(0.1)
         result = agent_for(server.base_url).resume(run_id)
     assert result.status is Status.FINISHED, (result.error, result.stop_reason)
     after = server.fitted[len(before) :]
-    held = before[-1]["messages"]  # step 16's request, which the kill cut short
-    assert after[0]["messages"] == held
+    by_step = {step_of(r): r["messages"] for r in before}
+    resumed_at = step_of(after[0])
+    assert resumed_at == len(killed.steps) + 1
+    assert after[0]["messages"] == by_step[resumed_at]  # exactly what the killed run sent
     record = stored(result)
     assert sorted(observations(record).values()) == sorted(body(n) for n in range(1, 61))
     everything = [c for s in record.steps for c in s.compactions]

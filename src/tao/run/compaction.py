@@ -38,7 +38,7 @@ from tao.models.window import Counter, Overflow
 from tao.protocol.labels import Labels
 from tao.run.exchange import Answer, AskModel, ModelAnswer, Request
 from tao.run.policies import Policy, Span, Summarize, SummaryRequest, handle
-from tao.state.compaction import Compaction, view
+from tao.state.compaction import Compaction, active, view
 from tao.state.result import Step, StepKind
 
 #: Compact when the view passes this share of the room the window leaves for the prompt.
@@ -129,8 +129,8 @@ def make_room(
             if len(starts) <= keep:
                 continue
             record = yield from _compaction(context, transcript, starts, keep, step, reason)
-            if record is not None:
-                context.compactions.append(record)
+            if record is not None:  # those it covers are dropped: the view is the same
+                context.compactions = active([*context.compactions, record])
                 context.new.append(record)
                 if record.tokens_after <= LOW * room:
                     return None

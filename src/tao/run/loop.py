@@ -267,7 +267,7 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
             return Ending(Status.ERROR, error=f"{answer.message} ({_NO_ROOM})")
         return Ending(Status.ERROR, error=answer.message)
     assert isinstance(answer, ModelAnswer)
-    if context.count is estimate:
+    if context.count is estimate and context.window is not None and context.policy is not None:
         context.calibrate(shown, answer.reply.input_tokens)
     answer = _with_summaries(answer, context)
     return Turn(index, sent, answer, forced=forced, compactions=tuple(context.new))
