@@ -11,6 +11,8 @@ counts the requests whose prompt only grew at its end (a prefix cache keeps hitt
     python bench/long_runs.py               # 200 steps
     python bench/long_runs.py --quick       # 60 steps
     python bench/long_runs.py --json        # and one JSON line last
+    python bench/long_runs.py --local       # the embedded model reads 30 files of 1 KB
+                                            # in a 4,096-token window (slow: minutes)
 
 Needs only tao itself (run with ``PYTHONPATH=src`` from a checkout).
 """
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from tests.fakes.window import WindowServer
 
 from tao import Agent, RunConfig, tool
+from tao.state.result import RunResult, Step, StepKind
 
 WINDOW = 8000
 
@@ -80,12 +83,73 @@ def one_run(steps: int, compaction: str) -> dict[str, object]:
     }
 
 
+class _Rows:
+    """Prints each step's row as it completes: a slow run shows its numbers as it goes."""
+
+    def on_start(self, result: RunResult) -> None:
+        pass
+
+    def on_step(self, result: RunResult, step: Step) -> None:
+        if step.kind is StepKind.MODEL_ERROR:
+            return
+        made = "; ".join(c.describe() for c in step.compactions)
+        action = f"{step.tool}[{step.argument}]" if step.tool else "-"
+        print(
+            f"| {step.index} | `{action}` | {step.input_tokens:,} | "
+            f"{step.evaluated_tokens or 0:,} | {made} |",
+            flush=True,
+        )
+
+    def on_finish(self, result: RunResult) -> None:
+        pass
+
+
+def local_run(files: int, window: int) -> None:
+    """The embedded model reads ``files`` files of 1 KB with ``--context-window window``:
+    prompt tokens and evaluated tokens (what llama.cpp really processed) per step, and where
+    compactions happened. Between compactions the evaluated tokens stay flat: only the new
+    turn is prefilled, as the prompt only grew at its end."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for n in range(1, files + 1):
+            lines = " ".join(f"Line {i}: record {n}-{i} checked and filed." for i in range(1, 30))
+            text = f"File {n:02d}. Its code word is {words[n % 8]}{n}. {lines}"
+            (root / f"f{n:02d}.txt").write_text(text[:1000])
+        config = RunConfig(
+            model="local",
+            tools=("files",),
+            project=str(root),
+            context_window=window,
+            max_steps=files + 8,
+            max_seconds=7200.0,
+            max_tokens=10**8,
+        )
+        task = (
+            f"Read the files f01.txt, f02.txt, ... up to f{files:02d}.txt one at a time, in "
+            f"order, with read_file. After reading f{files:02d}.txt, answer with its code word."
+        )
+        print(f"Embedded model, {files} files of 1 KB, --context-window {window}\n")
+        print("| step | action | prompt tokens | evaluated tokens | compaction |")
+        print("| ---: | --- | ---: | ---: | --- |", flush=True)
+        started = time.perf_counter()
+        result = Agent(config=config, record=False).run(task, observers=[_Rows()])
+        seconds = time.perf_counter() - started
+    reads = sum(1 for s in result.steps if s.tool == "read_file")
+    print(f"\n{result.status}, {reads} reads, answer {result.answer!r}, {seconds:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="60 steps")
     parser.add_argument("--json", action="store_true", help="one JSON line last")
+    parser.add_argument("--local", action="store_true", help="the embedded model, 30 files")
+    parser.add_argument("--files", type=int, default=30, help="with --local")
     args = parser.parse_args()
+    if args.local:
+        local_run(args.files, 4096)
+        return
     steps = 60 if args.quick else args.steps
     with tempfile.TemporaryDirectory() as home:
         import os
