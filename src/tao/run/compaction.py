@@ -124,16 +124,17 @@ def make_room(
     shown = context.shown(transcript)
     before = context.tokens(shown)
     starts = sorted(s for s in context.turns if s < len(transcript))
-    if context.policy is not None and len(starts) > 1:
-        for keep in (KEEP, 1):
-            if len(starts) <= keep:
-                continue
-            record = yield from _compaction(context, transcript, starts, keep, step, reason)
-            if record is not None:  # those it covers are dropped: the view is the same
-                context.compactions = active([*context.compactions, record])
-                context.new.append(record)
-                if record.tokens_after <= LOW * room:
-                    return None
+    now = before
+    for keep in (KEEP, 1):  # the newest step alone is kept only when nothing else makes room
+        if context.policy is None or len(starts) <= keep:
+            continue
+        record = yield from _compaction(context, transcript, starts, keep, step, reason)
+        if record is not None and record.tokens_after < now:
+            context.compactions = active([*context.compactions, record])  # drops those it covers
+            context.new.append(record)
+            now = record.tokens_after
+        if now <= HIGH * room:
+            return None
     after = context.tokens(context.shown(transcript))
     if after <= room:
         return None
