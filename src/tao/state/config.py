@@ -141,6 +141,10 @@ class RunConfig:
     """What the model is shown of older steps once the transcript nears the window
     (``--compaction``): ``elide`` (stubs that the ``recall`` tool brings back), ``summarize``
     (a recorded model call), ``none``, or ``module:attribute`` naming your own policy."""
+    queue: str | None = None
+    """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
+    run paused for approval goes back to it once decided. ``None``: the process that starts
+    the run runs it."""
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words
