@@ -196,7 +196,7 @@ def test_a_v7_log_is_rebuilt_for_queued_runs_keeping_every_column_M3(db: Path) -
         assert len(store.get_run("r1").steps) == 1
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         assert conn.execute("SELECT state_messages FROM runs").fetchone()[0] == 3
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         conn.execute("UPDATE runs SET status = 'queued' WHERE id = 'r1'")
