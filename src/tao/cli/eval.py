@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.options import Decorator, base_url_option, compaction_policy, model_option, shown
 from tao.cli.terminal import console, echo, echo_json
 from tao.cli.terminal import console as terminal_console
 from tao.cli.usage import cli_error
@@ -124,6 +124,20 @@ _OPTIONS: list[Decorator] = [
         EVAL_RUN.max_reply_tokens,
         "Tokens per model reply.",
     ),
+    click.option(
+        "--context-window",
+        type=click.IntRange(min=256),
+        metavar="TOKENS",
+        help="Tokens the model's context holds (default: the backend's, else learned).",
+    ),
+    click.option(
+        "--compaction",
+        default=EVAL_RUN.compaction,
+        show_default=True,
+        callback=compaction_policy,
+        help="What the model is shown of older steps near the window: elide, summarize, "
+        "none, or module:attribute.",
+    ),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
 ]
 
@@ -157,6 +171,8 @@ class _Options:
     prompt: str
     max_seconds: float
     max_reply_tokens: int
+    context_window: int | None
+    compaction: str
     as_json: bool
 
 
@@ -253,6 +269,8 @@ def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], E
         grammar=not options.no_grammar,
         max_seconds=options.max_seconds,
         max_reply_tokens=options.max_reply_tokens,
+        context_window=options.context_window,
+        compaction=options.compaction,
     )
     config = EvalConfig(
         benchmark=benchmark,

@@ -41,3 +41,14 @@ def model_option(text: str = MODEL_FORMS) -> Decorator:
 base_url_option = click.option(
     "--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"
 )  # fmt: skip
+
+
+def compaction_policy(context: click.Context, param: click.Parameter, value: str) -> str:
+    """``--compaction``: a built-in policy's name, or ``module:attribute`` naming your own."""
+    from tao.state.config import COMPACTIONS
+
+    if value in COMPACTIONS or (":" in value and all(value.partition(":")[::2])):
+        return value
+    raise click.BadParameter(
+        f"{value!r} is not a policy: give {', '.join(COMPACTIONS)}, or module:attribute"
+    )

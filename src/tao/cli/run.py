@@ -20,7 +20,7 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
-from tao.cli.options import base_url_option, model_option, shown
+from tao.cli.options import base_url_option, compaction_policy, model_option, shown
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
@@ -153,6 +153,10 @@ _HELP = {
     "pass-env": "Also give sandboxed children (pytest, MCP servers) this environment "
     "variable of yours; repeatable. Only the name is recorded.",
     "allow-net": "Let these sandboxed children use the network (default: none); repeatable.",
+    "context-window": "Tokens the model's context holds [default: the backend's, else learned "
+    "from its first refusal for size].",
+    "compaction": "What the model is shown of older steps near the window: elide, summarize, "
+    "none, or module:attribute (docs/long-runs.md).",
     "sandbox": "Confine child processes with bubblewrap: auto (where possible, else say so "
     "and ask before each test run), require (refuse to run without it), off.",
     "trust-project-policy": "Accept a policy file inside the project (you wrote it yourself).",
@@ -162,6 +166,7 @@ _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
 _NET = click.Choice(["tests", "mcp"])
+_WINDOW = click.IntRange(min=256)
 
 
 def _names(
@@ -194,6 +199,14 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
 @shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
 @shown("--temperature", float, 0.0, "Sampling temperature.")
+@_option("--context-window", type=_WINDOW, metavar="TOKENS", help=_HELP["context-window"])
+@_option(
+    "--compaction",
+    default="elide",
+    show_default=True,
+    callback=compaction_policy,
+    help=_HELP["compaction"],
+)
 @base_url_option
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])
@@ -330,6 +343,8 @@ class RunOptions(TypedDict):
     max_repeats: int
     max_calls_per_reply: int
     temperature: float
+    context_window: int | None
+    compaction: str
     base_url: str | None
     no_grammar: bool
     human_tools: bool

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Self, TypeVar
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.state import codec, migrations
+from tao.state.compaction import Compaction
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
@@ -36,6 +37,8 @@ Decision = bool | str
 CHECKPOINT_VERSION = migrations.CHECKPOINT_VERSION
 #: Children that ``RunConfig.network`` may let reach the network.
 NETWORK_KINDS = ("tests", "mcp")
+#: The built-in compaction policies (tao.run.compaction); ``module:attribute`` names another.
+COMPACTIONS = ("elide", "summarize", "none")
 #: A variable name ``pass_env`` accepts (the sandbox's own rule, repeated to keep this light).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -123,6 +126,14 @@ class RunConfig:
     so none is ever written to the run log."""
     network: tuple[str, ...] = ()
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
+    context_window: int | None = None
+    """Tokens the model's context holds (``--context-window``); ``None``: the backend's own
+    (the embedded model's ``n_ctx``, the table of known API models), else learned from the
+    first request the provider refuses for size (docs/long-runs.md)."""
+    compaction: str = "elide"
+    """What the model is shown of older steps once the transcript nears the window
+    (``--compaction``): ``elide`` (stubs that the ``recall`` tool brings back), ``summarize``
+    (a recorded model call), ``none``, or ``module:attribute`` naming your own policy."""
     queue: str | None = None
     """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
     run paused for approval goes back to it once decided. ``None``: the process that starts
@@ -140,6 +151,15 @@ class RunConfig:
             raise ValueError(f"network takes {' and '.join(NETWORK_KINDS)}, not {self.network!r}")
         if any(not ENV_NAME.fullmatch(name) for name in self.pass_env):
             raise ValueError(f"pass_env takes variable names, not {self.pass_env!r}")
+        if self.context_window is not None and self.context_window < 256:
+            raise ValueError(
+                f"context_window must be 256 tokens or more, not {self.context_window}"
+            )
+        if self.compaction not in COMPACTIONS and ":" not in self.compaction:
+            raise ValueError(
+                f"compaction takes {', '.join(COMPACTIONS)} or module:attribute, "
+                f"not {self.compaction!r}"
+            )
 
     def budget(self) -> Budget:
         """The limits of the run (SPEC L5), money included when set."""
@@ -280,6 +300,11 @@ class Checkpoint:
     refused_calls: int = 0
     """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
     that run, so a resumed run refuses the same ones, and the record stays small."""
+    compactions: tuple[Compaction, ...] = ()
+    """What the model is shown instead of parts of ``messages`` (issue 27): recorded when
+    decided, so a resumed run shows the model exactly what it was shown."""
+    window: int | None = None
+    """The context window the run keeps to, learned ones included."""
 
     @property
     def cut_short(self) -> tuple[str, ...]:
@@ -329,7 +354,7 @@ codec.shape(
     Checkpoint,
     null_is_default=True,
     version_key="schema_version",
-    omit_default=("refused_calls",),
+    omit_default=("refused_calls", "compactions", "window"),
     version=CHECKPOINT_VERSION,
     upgrades=migrations.CHECKPOINT,
 )

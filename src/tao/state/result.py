@@ -18,6 +18,7 @@ from typing import Protocol, cast
 from tao.models.base import Message
 from tao.state import codec
 from tao.state.budget import Usage
+from tao.state.compaction import Compaction
 from tao.state.config import PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
@@ -41,7 +42,9 @@ class Step:
     observation: str | None = None
     """What went back to the model: the tool's output, an error or a format reminder."""
     model_input: list[Message] = field(default_factory=list)
-    """Exactly the messages sent for this step."""
+    """The run's transcript when this step's request was made: the messages sent, unless
+    the run compacted some (then :func:`tao.state.compaction.view` of it and the run's
+    compactions up to this step is what was sent; the full observations stay here)."""
     model_output: str = ""
     """The model's raw reply."""
     duration_s: float = 0.0
@@ -62,6 +65,9 @@ class Step:
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+    compactions: tuple[Compaction, ...] = ()
+    """The compactions made just before this step's request (issue 27): which steps, tokens
+    before and after; a summary call's tokens and cost are counted in this step's."""
 
     @property
     def tokens(self) -> int:

@@ -31,6 +31,7 @@ from tao.store.schema import (
     V4,
     V5,
     V8_STATUSES,
+    V9,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -72,6 +73,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     *(tables(POSTGRES) for tables in (tables_v6, tables_v7)),
     _widened(V8_STATUSES),
+    V9,
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
