@@ -126,7 +126,7 @@ def test_the_journal_round_trips_and_a_v1_checkpoint_still_loads_R1() -> None:
         completed={"s2c1-abc": Completed(observation="sent", duration_s=0.5, source=None)},
     )
     data = json.loads(json.dumps(checkpoint.to_json()))
-    assert data["schema_version"] == 2 and data["pending"][0]["interrupted"] is True
+    assert data["schema_version"] == 3 and data["pending"][0]["interrupted"] is True
     assert Checkpoint.from_json(data) == checkpoint
     assert call.warning is not None and "may have taken effect" in call.warning
     v1 = {**data, "schema_version": 1, "pending": [{**data["pending"][0]}]}

@@ -27,7 +27,7 @@ import pytest
 from tao.errors import StateError, StoreError
 from tao.models.base import ModelReply, ToolCall
 from tao.state.budget import Usage
-from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.config import Approval, Checkpoint, PendingCall, RunConfig
 from tao.state.result import Status, StepKind
 from tao.store import SCHEMA_VERSION, STATUSES, RunRecorder, Store
 from tao.store.factory import open_store
@@ -81,8 +81,9 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     result.parent_id = "0193ab0"  # a follow-up of that run
     recorder = RunRecorder(store, config)
     recorder.on_start(result)
+    yes = Approval(approved=True, by="ann", via="web", at=1.5, reason="ok")
     steps = [
-        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125),
+        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125, approval=yes),
         runs.step(
             2,
             kind=StepKind.UNKNOWN_TOOL,
@@ -91,6 +92,7 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             repeat_of=1,
             forced=True,
             cost_usd=0.5,
+            approval=Approval(approved=False, by="rule.toml", via="policy", at=2.0),
         ),
     ]
     for step in steps:

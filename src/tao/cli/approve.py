@@ -61,7 +61,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     from tao.approval.decide import approve_run
 
     try:
-        full = approve_run(run_id, calls=calls or None)
+        full = approve_run(run_id, calls=calls or None, via="cli")
         echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
         echo(f"continue it with: tao resume {full}")
@@ -78,7 +78,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
     from tao.approval.decide import deny_run
 
     try:
-        full = deny_run(run_id, reason, calls=calls or None)
+        full = deny_run(run_id, reason, calls=calls or None, via="cli")
         echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
     except TaoError as error:
         raise cli_error(error) from None

@@ -79,7 +79,9 @@ def show_live(
     if shown is not None:
         live.start(refresh=True)
         if isinstance(agent.approve, Person):  # a prompt must not fight the status line
-            agent.approve = Person(paused(live, agent.approve.ask))  # still a person (R1)
+            agent.approve = dataclasses.replace(
+                agent.approve, ask=paused(live, agent.approve.ask)
+            )  # still a person (R1)
         elif agent.approve is not None:
             agent.approve = paused(live, agent.approve)
         if agent.executor is human_executor:
@@ -131,7 +133,7 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).
-ask_approval = Person(_ask_approval)
+ask_approval = Person(_ask_approval, via="cli")
 
 
 _HELP = {

@@ -17,7 +17,7 @@ from typing import Protocol, cast
 
 from tao.models.base import Message
 from tao.state.budget import Usage
-from tao.state.config import PendingCall, RunConfig
+from tao.state.config import Approval, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.status import Status, StepKind
@@ -61,6 +61,8 @@ class Step:
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+    approval: Approval | None = None
+    """Who approved (or denied) this step's call with side effects, when and from where."""
 
     @property
     def tokens(self) -> int:
@@ -86,6 +88,7 @@ class Step:
         data["tokens"] = self.tokens
         data["model_input"] = cast(JSON, self.model_input[since:])
         data["model_input_from"] = since
+        data["approval"] = None if self.approval is None else self.approval.to_json()
         return data
 
     def new_messages_since(self, before: Step | None) -> int:
@@ -106,11 +109,13 @@ class Step:
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in names}
         values["kind"] = StepKind(cast(str, values["kind"]))
+        record = values.pop("approval", None)
+        approval = Approval.from_json(record) if isinstance(record, dict) else None
         since = data.get("model_input_from")
         if isinstance(since, int) and since and before is not None:
             new = cast(list[Message], values.get("model_input") or [])
             values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values, approval=approval)  # type: ignore[arg-type]
 
 
 @dataclass(kw_only=True)

@@ -29,6 +29,7 @@ from tao.store.schema import (
     V2_STATUSES,
     V4,
     V5,
+    V8,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -65,6 +66,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(POSTGRES),
     tables_v7(POSTGRES),
+    V8,
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

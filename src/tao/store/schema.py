@@ -54,7 +54,7 @@ from tao.errors import StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -221,6 +221,11 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+#: v7 -> v8, the same on both databases: who decided on a step's call with side effects,
+#: when, from where and why (JSON of :class:`tao.state.config.Approval`, issue 30); NULL on
+#: a step with no such call, and on every step written before v8.
+V8 = ("ALTER TABLE steps ADD COLUMN approval TEXT",)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -230,6 +235,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
+    V8,
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
