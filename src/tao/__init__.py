@@ -38,6 +38,7 @@ from tao.errors import (
 )
 from tao.events import (
     ActionEvent,
+    AnswerEvent,
     ApprovalEvent,
     Event,
     FinalEvent,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionEvent",
     "Agent",
+    "AnswerEvent",
     "ApprovalEvent",
     "ApprovalRequired",
     "Cancelled",

@@ -25,7 +25,7 @@ from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
-from tao.events import Event, FinalEvent, ObservationEvent
+from tao.events import AnswerEvent, Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
 from tao.paths import TRUST_PROJECT_POLICY_ENV
@@ -89,7 +89,7 @@ def show_live(
     try:
         for event in events:
             status.see(event)
-            if isinstance(event, ObservationEvent):
+            if isinstance(event, ObservationEvent | AnswerEvent):
                 console.print(render_step(event.step, lang=lang))
             elif isinstance(event, FinalEvent):
                 live.stop()

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import FatalError
-from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.events import (
+    ActionEvent,
+    AnswerEvent,
+    ApprovalEvent,
+    Event,
+    FinalEvent,
+    ObservationEvent,
+    TextDelta,
+)
 from tao.run.act import Approver, Executor, Person, call_tool, execute
 from tao.run.exchange import (
     Answer,
@@ -34,7 +42,7 @@ from tao.run.setup import Start
 from tao.sandbox.children import kill_all
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Approval, Checkpoint, Decision, PendingCall
-from tao.state.result import RunObserver, RunResult, Status
+from tao.state.result import RunObserver, RunResult, Status, StepKind
 from tao.tools.limits import disarm
 
 if TYPE_CHECKING:
@@ -148,7 +156,8 @@ class Driver:
                     if observer is not self.writer:  # it was handed them above
                         observer.on_step(result, step)
                 if self.emit is not ignore:  # no event is built for a run nobody streams
-                    self.emit(ObservationEvent(step))
+                    final = step.kind is StepKind.FINAL
+                    self.emit(AnswerEvent(step) if final else ObservationEvent(step))
         if isinstance(request, SaveCheckpoint):
             if self.writer is not None:
                 self.writer.checkpoint(request.checkpoint)
