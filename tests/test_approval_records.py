@@ -184,14 +184,14 @@ def test_records_read_back_from_json_and_old_checkpoints_have_none() -> None:
     assert Step.from_dict(legacy).approval is None
 
 
-def test_a_v7_run_log_gains_the_column_and_its_paused_run_resumes(
+def test_a_v8_run_log_gains_the_column_and_its_paused_run_resumes(
     tao_cli: Any, replay: Replay, tmp_path: Path, tao_home: Path
 ) -> None:
-    """A log written before v8 (no ``steps.approval``) migrates, and its run resumes."""
+    """A log written before v9 (no ``steps.approval``) migrates, and its run resumes."""
     run_id = _paused(tao_cli, replay, tmp_path)
     db = sqlite3.connect(tao_home / "tao.db")
     db.execute("ALTER TABLE steps DROP COLUMN approval")
-    db.execute("PRAGMA user_version = 7")
+    db.execute("PRAGMA user_version = 8")
     db.commit()
     db.close()
     assert tao_cli("runs", "approve", run_id, env=_as("gil")).returncode == 0
@@ -199,4 +199,4 @@ def test_a_v7_run_log_gains_the_column_and_its_paused_run_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.json()["steps"][0]["approval"]["by"] == "gil"
     version = sqlite3.connect(tao_home / "tao.db").execute("PRAGMA user_version").fetchone()[0]
-    assert version == 8
+    assert version == 9
