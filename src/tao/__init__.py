@@ -36,6 +36,7 @@ from tao.errors import (
 )
 from tao.events import (
     ActionEvent,
+    AnswerEvent,
     ApprovalEvent,
     Event,
     FinalEvent,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionEvent",
     "Agent",
+    "AnswerEvent",
     "ApprovalEvent",
     "Cancelled",
     "Checkpoint",
