@@ -351,7 +351,7 @@ class _SyncDriver(Driver):
         started = time.perf_counter()
         try:
             on_text = None if self.emit is ignore else self.on_text(request.step)
-            reply = self.model.complete(request.request, on_text)
+            reply = self.model.complete(self.model_request(request), on_text)
         except Exception as error:  # a backend failure ends the run with status error
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
@@ -395,13 +395,13 @@ class _AsyncDriver(Driver):
 
     async def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started, model = time.perf_counter(), self.model
-        on_text = self.on_text(request.step)
+        on_text, sent = self.on_text(request.step), self.model_request(request)
         try:
             acomplete = getattr(model, "acomplete", None)
             if acomplete is None:  # a hand-written model with only ``complete``
-                reply = await asyncio.to_thread(model.complete, request.request, on_text)
+                reply = await asyncio.to_thread(model.complete, sent, on_text)
             else:
-                reply = await acomplete(request.request, on_text)
+                reply = await acomplete(sent, on_text)
         except Exception as error:
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         assert isinstance(reply, ModelReply)

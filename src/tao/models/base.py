@@ -91,6 +91,9 @@ class ModelRequest:
     temperature: float = 0.0
     #: The longest one call may take, retries included; ``None`` is the backend's default.
     timeout_s: float | None = None
+    #: What a provider's prompt cache may group this request with (the run id, so each
+    #: run's growing transcript finds its own earlier prefix); ``None``: no hint.
+    cache_key: str | None = None
 
 
 @frozen(kw_only=True)

@@ -7,6 +7,7 @@ between the two, so everything else is written once here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -39,7 +40,7 @@ from tao.tools.limits import disarm
 
 if TYPE_CHECKING:
     from tao.approval.policy import Policy
-    from tao.models.base import Model
+    from tao.models.base import Model, ModelRequest
     from tao.run.exchange import LoopSetup
     from tao.run.loop import Loop
     from tao.store.base import Store
@@ -265,6 +266,13 @@ class Driver:
         for ready in request.calls:
             call = ready.call
             self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
+
+    def model_request(self, request: AskModel) -> ModelRequest:
+        """What the model is sent for ``request``: keyed by the run, so a provider's prompt
+        cache groups the run's steps (each one's prompt is the one before, extended)."""
+        if self.result is None:
+            return request.request
+        return dataclasses.replace(request.request, cache_key=self.result.run_id)
 
     def on_text(self, step: int) -> Callable[[str], None] | None:
         if self.emit is ignore:
