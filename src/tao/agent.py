@@ -45,7 +45,7 @@ from tao.run.exchange import (
     RunTools,
 )
 from tao.run.loop import Loop, react
-from tao.run.setup import Start, begin, build_setup, follow, reopen
+from tao.run.setup import Models, Start, begin, build_setup, follow, reopen
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.state.result import RunObserver, RunResult, Status
@@ -70,7 +70,7 @@ class Agent:
 
     def __init__(
         self,
-        model: str | Model | None = None,
+        model: Models | None = None,
         tools: Sequence[ToolSpec] | None = None,
         *,
         config: RunConfig | None = None,

@@ -82,7 +82,19 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     recorder = RunRecorder(store, config)
     recorder.on_start(result)
     steps = [
-        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125),
+        runs.step(
+            1,
+            call_index=1,
+            repeat_of=1,
+            forced=True,
+            cost_usd=0.0125,
+            model="openai:gpt-5",  # a fallback model answered (issue 31)
+            model_failures=["anthropic:claude-sonnet-5: cannot reach api.anthropic.com"],
+            child_run="0193abd",  # an agent-as-tool call's run, and what it spent
+            child_input_tokens=300,
+            child_output_tokens=40,
+            child_cost_usd=0.003,
+        ),
         runs.step(
             2,
             kind=StepKind.UNKNOWN_TOOL,
@@ -91,6 +103,12 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             repeat_of=1,
             forced=True,
             cost_usd=0.5,
+            model="gemini:gemini-3.8-flash",
+            model_failures=["a: timed out", "b: server answered 503 (busy)"],
+            child_run="0193abe",
+            child_input_tokens=1,
+            child_output_tokens=2,
+            child_cost_usd=None,  # unknown: a child on a model with no price
         ),
     ]
     for step in steps:

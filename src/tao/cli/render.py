@@ -48,6 +48,8 @@ def safe_step(step: Step) -> Step:
         tool=_safe(step.tool),
         argument=_safe(step.argument),
         observation=_safe(step.observation),
+        model=_safe(step.model),
+        model_failures=[terminal_safe(redact(f)) for f in step.model_failures],
     )
 
 
@@ -82,6 +84,10 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     if note:
         title.append(f" {note}", style="red")
     parts: list[RenderableType] = [Rule(title, align="left", style="red" if failed else "dim")]
+    for failure in step.model_failures:  # a fallback answered: why the models before did not
+        parts.append(Text(f"model failed: {failure}", style="yellow"))
+    if step.model is not None:
+        parts.append(Text(f"answered by {step.model}", style="yellow"))
 
     if step.thought:
         parts.append(Text.assemble((f"{labels.thought}: ", "bold dim"), (step.thought, "italic")))
@@ -112,6 +118,8 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
                 expand=False,
             )
         )
+    if step.child_run is not None:  # an agent as a tool: its run is in the log on its own
+        parts.append(Text(f"child run {step.child_run} (tao runs show {step.child_run})", "dim"))
     parts.append(Text(step_costs(step), style="dim"))
     return Group(*parts)
 

@@ -135,6 +135,9 @@ ask_approval = Person(_ask_approval)
 
 
 _HELP = {
+    "fallback-model": "A model that takes a request the model could not answer (no "
+    "connection, a timeout, 429/5xx after retries, an unknown model); repeat for more, "
+    "tried in order. Each reaches its provider as its environment says.",
     "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}.",
     "project": "Folder the file, write and test tools are confined to [default: .].",
     "corpus": "JSONL corpus (title, text) for the wiki tools.",
@@ -195,6 +198,10 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 @shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
 @shown("--temperature", float, 0.0, "Sampling temperature.")
 @base_url_option
+@_option(
+    "--fallback-model", "fallback_models", multiple=True, metavar="SPEC",
+    help=_HELP["fallback-model"],
+)  # fmt: skip
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])
 @_option("--no-input", is_flag=True, help=_HELP["no-input"])
@@ -331,6 +338,7 @@ class RunOptions(TypedDict):
     max_calls_per_reply: int
     temperature: float
     base_url: str | None
+    fallback_models: tuple[str, ...]
     no_grammar: bool
     human_tools: bool
     no_input: bool

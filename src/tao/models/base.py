@@ -118,6 +118,11 @@ class ModelReply:
     #: What the call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown,
     #: never a guess.
     cost_usd: float | None = None
+    #: The model that answered, when a fallback model did (:mod:`tao.models.fallback`);
+    #: ``None``: the run's own model.
+    model: str | None = None
+    #: Why the models tried before it did not answer, one line each.
+    failures: tuple[str, ...] = ()
 
 
 @runtime_checkable

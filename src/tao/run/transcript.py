@@ -234,6 +234,8 @@ def make_step(
         output_tokens=reply.output_tokens if first else 0,
         evaluated_tokens=reply.evaluated_tokens if first else None,
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
+        model=reply.model,
+        model_failures=list(reply.failures) if first else [],
         call_index=position,
         repeat_of=repeat_of,
     )

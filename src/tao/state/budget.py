@@ -34,6 +34,14 @@ class Metered(Protocol):
     @property
     def cost_usd(self) -> float | None: ...
     @property
+    def child_run(self) -> str | None: ...
+    @property
+    def child_input_tokens(self) -> int: ...
+    @property
+    def child_output_tokens(self) -> int: ...
+    @property
+    def child_cost_usd(self) -> float | None: ...
+    @property
     def billed(self) -> bool:
         """Whether the provider bills this call (a failed call is not billed)."""
         ...
@@ -55,20 +63,36 @@ class Usage:
     cost_usd: float | None = 0.0
 
     def plus(self, step: Metered) -> Usage:
-        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
+        """These totals with ``step`` counted (a parallel call of a counted reply adds only
+        what the child run it started spent, if it started one)."""
+        child = self._child(step)
         if step.call_index:
-            return self
-        evaluated = self.evaluated_tokens
+            return child
+        evaluated = child.evaluated_tokens
         if step.evaluated_tokens is not None:
             evaluated = (evaluated or 0) + step.evaluated_tokens
-        cost = self.cost_usd
+        cost = child.cost_usd
         if step.billed:
             cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
         return Usage(
-            model_calls=self.model_calls + 1,
-            input_tokens=self.input_tokens + step.input_tokens,
-            output_tokens=self.output_tokens + step.output_tokens,
+            model_calls=child.model_calls + 1,
+            input_tokens=child.input_tokens + step.input_tokens,
+            output_tokens=child.output_tokens + step.output_tokens,
             evaluated_tokens=evaluated,
+            cost_usd=cost,
+        )
+
+    def _child(self, step: Metered) -> Usage:
+        """These totals with what the agent-as-tool run behind ``step`` spent, if any: its
+        tokens and cost, not its model calls (the parent's step budget counts its own)."""
+        if step.child_run is None:
+            return self
+        cost = self.cost_usd
+        cost = None if cost is None or step.child_cost_usd is None else cost + step.child_cost_usd
+        return dataclasses.replace(
+            self,
+            input_tokens=self.input_tokens + step.child_input_tokens,
+            output_tokens=self.output_tokens + step.child_output_tokens,
             cost_usd=cost,
         )
 

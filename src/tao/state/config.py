@@ -80,6 +80,9 @@ class RunConfig:
 
     model: str | None = "local"
     """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
+    fallback_models: tuple[str, ...] = ()
+    """Model specs that take a request the model could not answer (no connection, a
+    timeout, 429/5xx after retries, an unknown model), in order (``--fallback-model``)."""
     tools: tuple[str | None, ...] = ()
     """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
     lang: str = "en"
@@ -156,6 +159,7 @@ class RunConfig:
         data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["tools"] = list(self.tools)
         data["pass_env"], data["network"] = list(self.pass_env), list(self.network)
+        data["fallback_models"] = list(self.fallback_models)
         data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
         return data
 
@@ -168,7 +172,7 @@ class RunConfig:
         if not isinstance(tools, list):
             raise StateError(f"stored config: tools must be a list, not {tools!r}")
         values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
-        for name in ("pass_env", "network"):
+        for name in ("pass_env", "network", "fallback_models"):
             listed = data.get(name, [])
             if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
                 raise StateError(f"stored config: {name} must be a list of names, not {listed!r}")

@@ -37,6 +37,7 @@ from tao.store.schema import (
     tables_v3,
     tables_v6,
     tables_v7,
+    tables_v8,
 )
 from tao.store.sql import Connection, SQLValue
 
@@ -65,6 +66,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(POSTGRES),
     tables_v7(POSTGRES),
+    tables_v8(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

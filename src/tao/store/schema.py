@@ -34,6 +34,10 @@ Versions:
   ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
   and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
+* v8 (issue 31): ``steps.model`` and ``steps.model_failures`` (the fallback model that
+  answered, and why the ones before it did not: a JSON list), ``steps.child_run`` (the
+  run an agent-as-tool call started; that run's ``parent_id`` is this run) and what that
+  child spent, ``steps.child_input_tokens``, ``child_output_tokens``, ``child_cost_usd``.
 
 Design notes:
 
@@ -54,7 +58,7 @@ from tao.errors import StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -221,6 +225,20 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def tables_v8(d: Dialect) -> tuple[str, ...]:
+    """v7 -> v8, the same on both databases (issue 31): which fallback model answered a
+    step and why the ones before it did not (JSON list); the child run an agent-as-tool
+    call started, and what that child spent (counted in the parent's usage)."""
+    return (
+        "ALTER TABLE steps ADD COLUMN model TEXT",
+        "ALTER TABLE steps ADD COLUMN model_failures TEXT",
+        "ALTER TABLE steps ADD COLUMN child_run TEXT",
+        f"ALTER TABLE steps ADD COLUMN child_input_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_output_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_cost_usd {d.real} DEFAULT 0",
+    )
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -230,6 +248,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
+    tables_v8(SQLITE),
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
