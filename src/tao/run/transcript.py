@@ -186,7 +186,7 @@ def action_step(
     outcome: Outcome,
     earlier: Earlier | None,
 ) -> Step:
-    return make_step(
+    step = make_step(
         turn,
         outcome.kind,
         thought,
@@ -197,6 +197,15 @@ def action_step(
         argument=call.argument,
         observation=outcome.observation,
         repeat_of=earlier.step if earlier else None,
+    )
+    child = outcome.child
+    if child is None:
+        return step
+    return step.replace(
+        child_run=child.run_id,
+        child_input_tokens=child.input_tokens,
+        child_output_tokens=child.output_tokens,
+        child_cost_usd=child.cost_usd,
     )
 
 

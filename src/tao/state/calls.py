@@ -39,6 +39,18 @@ class Ready:
 
 
 @frozen
+class ChildRun:
+    """The run an agent-as-tool call started (``Agent.as_tool``) and what it spent, which
+    the parent's usage counts as its own."""
+
+    run_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: ``None``: unknown (a model with no price), which makes the parent's total unknown.
+    cost_usd: float | None = 0.0
+
+
+@frozen
 class Outcome:
     """What a call came to: the Observation and how the step that records it is filed."""
 
@@ -49,3 +61,5 @@ class Outcome:
     duration_s: float = 0.0
     #: The tool whose output this is, when that output is untrusted data (SPEC S4).
     source: str | None = None
+    #: The child run the call started, when its tool is an agent.
+    child: ChildRun | None = None
