@@ -17,6 +17,7 @@ they share (recording, checkpoints, approvals) is written once in
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import queue
@@ -48,7 +49,8 @@ from tao.run.exchange import (
 )
 from tao.run.loop import Loop, react
 from tao.run.setup import Models, Start, begin, build_setup, follow, reopen
-from tao.state.calls import ChildRun, Outcome, Ready
+from tao.state.budget import ChildRun
+from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.state.result import RunObserver, RunResult, Status
 from tao.telemetry import Telemetry, from_environment
@@ -248,16 +250,12 @@ class Agent:
         return make_tool(call, name=name, description=description, timeout_s=None)
 
     def _with_config(self, config: RunConfig) -> Agent:
+        """This agent with other settings: the same model, tools, approver and run log."""
         tools = [tool for tool_name, tool in self.tools.items() if tool_name != "finish"]
-        return Agent(
-            self.model,
-            tools,
-            config=config,
-            approve=self.approve,
-            executor=self.executor,
-            record=self.record,
-            policy=self.policy,
-        )
+        built = build_setup(self.model, tools, config, {}, policy=self.policy)
+        child = copy.copy(self)
+        child.config, child.setup, child.tools = built.config, built.setup, built.setup.tools
+        return child
 
     def _child_run(self, tool: str, task: str) -> str:
         """One call of :meth:`as_tool`: a run under the call's parent, its answer returned."""

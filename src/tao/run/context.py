@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from tao.state.calls import ChildRun
+from tao.state.budget import ChildRun
 from tao.state.status import Status
 
 #: Stops a child run from outside (the parent was cancelled or interrupted).

@@ -16,6 +16,18 @@ from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
 
 
+@frozen
+class ChildRun:
+    """The run an agent-as-tool call started (``Agent.as_tool``) and what it spent, which
+    the parent's usage counts as its own."""
+
+    run_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: ``None``: unknown (a model with no price), which makes the parent's total unknown.
+    cost_usd: float | None = 0.0
+
+
 class Metered(Protocol):
     """What :meth:`Usage.plus` reads of a step (a :class:`tao.state.result.Step`).
 
@@ -34,13 +46,10 @@ class Metered(Protocol):
     @property
     def cost_usd(self) -> float | None: ...
     @property
-    def child_run(self) -> str | None: ...
-    @property
-    def child_input_tokens(self) -> int: ...
-    @property
-    def child_output_tokens(self) -> int: ...
-    @property
-    def child_cost_usd(self) -> float | None: ...
+    def child(self) -> ChildRun | None:
+        """The run an agent-as-tool call started, with what it spent."""
+        ...
+
     @property
     def billed(self) -> bool:
         """Whether the provider bills this call (a failed call is not billed)."""
@@ -65,7 +74,7 @@ class Usage:
     def plus(self, step: Metered) -> Usage:
         """These totals with ``step`` counted (a parallel call of a counted reply adds only
         what the child run it started spent, if it started one)."""
-        child = self._child(step)
+        child = self._child(step.child)
         if step.call_index:
             return child
         evaluated = child.evaluated_tokens
@@ -82,17 +91,17 @@ class Usage:
             cost_usd=cost,
         )
 
-    def _child(self, step: Metered) -> Usage:
-        """These totals with what the agent-as-tool run behind ``step`` spent, if any: its
+    def _child(self, child: ChildRun | None) -> Usage:
+        """These totals with what an agent-as-tool run spent, if a step started one: its
         tokens and cost, not its model calls (the parent's step budget counts its own)."""
-        if step.child_run is None:
+        if child is None:
             return self
         cost = self.cost_usd
-        cost = None if cost is None or step.child_cost_usd is None else cost + step.child_cost_usd
+        cost = None if cost is None or child.cost_usd is None else cost + child.cost_usd
         return dataclasses.replace(
             self,
-            input_tokens=self.input_tokens + step.child_input_tokens,
-            output_tokens=self.output_tokens + step.child_output_tokens,
+            input_tokens=self.input_tokens + child.input_tokens,
+            output_tokens=self.output_tokens + child.output_tokens,
             cost_usd=cost,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from tao.state.budget import ChildRun
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
 from tao.state.status import StepKind
@@ -36,18 +37,6 @@ class Ready:
     call: Call
     tool: Tool
     arguments: JSONObject
-
-
-@frozen
-class ChildRun:
-    """The run an agent-as-tool call started (``Agent.as_tool``) and what it spent, which
-    the parent's usage counts as its own."""
-
-    run_id: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    #: ``None``: unknown (a model with no price), which makes the parent's total unknown.
-    cost_usd: float | None = 0.0
 
 
 @frozen

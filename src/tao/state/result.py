@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from tao.models.base import Message
-from tao.state.budget import Usage
+from tao.state.budget import ChildRun, Usage
 from tao.state.config import PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
@@ -72,6 +72,14 @@ class Step:
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+
+    @property
+    def child(self) -> ChildRun | None:
+        """The agent-as-tool run this step started, with what it spent; ``None``: none."""
+        if self.child_run is None:
+            return None
+        spent = (self.child_input_tokens, self.child_output_tokens, self.child_cost_usd)
+        return ChildRun(self.child_run, *spent)
 
     @property
     def tokens(self) -> int:
