@@ -133,6 +133,10 @@ class RunConfig:
     so none is ever written to the run log."""
     network: tuple[str, ...] = ()
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
+    queue: str | None = None
+    """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
+    run paused for approval goes back to it once decided. ``None``: the process that starts
+    the run runs it."""
 
     def __post_init__(self) -> None:
         self.budget()  # refuses limits that make no sense, with the budget's own words

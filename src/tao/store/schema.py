@@ -34,7 +34,9 @@ Versions:
   ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
   and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
-* v8 (issue 31): ``steps.model`` and ``steps.model_failures`` (the fallback model that
+* v8 (issue 28): ``runs.status`` may also be ``queued`` (``tao submit``: waiting for a
+  worker). SQLite rebuilds ``runs`` again, as for v2, with every column v3 to v7 added.
+* v9 (issue 31): ``steps.model`` and ``steps.model_failures`` (the fallback model that
   answered, and why the ones before it did not: a JSON list), ``steps.child_run`` (the
   run an agent-as-tool call started; that run's ``parent_id`` is this run) and what that
   child spent, ``steps.child_input_tokens``, ``child_output_tokens``, ``child_cost_usd``.
@@ -58,12 +60,14 @@ from tao.errors import StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
-#: Statuses a v2 log accepts: every :class:`tao.Status`.
+#: Statuses a v2 log accepts.
 V2_STATUSES = (*V1_STATUSES, "interrupted", "cancelled")
+#: Statuses a v8 log accepts: every :class:`tao.Status`.
+V8_STATUSES = (*V2_STATUSES, "queued")
 
 
 @dataclass(frozen=True)
@@ -225,8 +229,8 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
-def tables_v8(d: Dialect) -> tuple[str, ...]:
-    """v7 -> v8, the same on both databases (issue 31): which fallback model answered a
+def tables_v9(d: Dialect) -> tuple[str, ...]:
+    """v8 -> v9, the same on both databases (issue 31): which fallback model answered a
     step and why the ones before it did not (JSON list); the child run an agent-as-tool
     call started, and what that child spent (counted in the parent's usage)."""
     return (
@@ -239,6 +243,28 @@ def tables_v8(d: Dialect) -> tuple[str, ...]:
     )
 
 
+#: The columns v3 to v7 added to ``runs``, as a rebuilt table adds them again.
+_LATER_RUN_COLUMNS = (
+    ("state_messages", "INTEGER"),
+    ("parent_id", "TEXT"),
+    ("cost_usd", "REAL"),
+    ("lease_holder", "TEXT"),
+    ("lease_since", "REAL"),
+    ("lease_until", "REAL"),
+)
+_V8_COLUMNS = ", ".join((RUN_COLUMNS, *(name for name, _ in _LATER_RUN_COLUMNS)))
+
+#: v7 -> v8 in SQLite: rebuild ``runs`` with ``queued`` in its CHECK, as ``_V2`` did.
+_V8: tuple[str, ...] = (
+    runs_table(SQLITE, "runs_v8", V8_STATUSES),
+    *(f"ALTER TABLE runs_v8 ADD COLUMN {name} {kind}" for name, kind in _LATER_RUN_COLUMNS),
+    f"INSERT INTO runs_v8 (rowid, {_V8_COLUMNS}) SELECT rowid, {_V8_COLUMNS} FROM runs",  # noqa: S608 (constants)
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v8 RENAME TO runs",
+    RUNS_INDEX,
+)
+
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -248,7 +274,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
-    tables_v8(SQLITE),
+    _V8,
+    tables_v9(SQLITE),
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
