@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tao.agent import Agent
 from tao.models.replay import ReplayModel
 from tao.state.config import RunConfig
 from tao.store.factory import open_store
+from tao.ui import UiServer
 
 
 def script(tmp_path: Path, name: str, replies: list[str]) -> ReplayModel:
@@ -59,6 +61,15 @@ def test_agent_as_tool_end_to_end(
     assert stored_parent.usage == result.usage
     shown = tao_cli("runs", "show", result.run_id)
     assert shown.returncode == 0 and child.run_id in shown.stdout
+    with open_store() as store:  # the web page links the parent's step to the child run
+        server = UiServer(store, 0).start()
+        try:
+            url = f"{server.url.rstrip('/')}/runs/{result.run_id}"
+            with urllib.request.urlopen(url, timeout=10) as page:
+                html = page.read().decode()
+        finally:
+            server.stop()
+    assert f'href="/runs/{child.run_id}"' in html
 
 
 def test_the_child_gets_at_most_the_parents_remaining_budget(
