@@ -17,6 +17,8 @@ they share (recording, checkpoints, approvals) is written once in
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import inspect
 import queue
 import threading
@@ -27,12 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tao.approval.policy import Policy
-from tao.errors import ConfigError, describe_error
+from tao.errors import ConfigError, ToolError, describe_error
 from tao.events import Event, FinalEvent
 from tao.models import Model
 from tao.models.base import ModelReply
 from tao.protocol.labels import Labels
 from tao.run.act import Approver, Executor, Person, aexecute, call_tool
+from tao.run.context import Remaining, current
 from tao.run.driver import Driver, RunParts, ignore
 from tao.run.exchange import (
     Answer,
@@ -45,7 +48,8 @@ from tao.run.exchange import (
     RunTools,
 )
 from tao.run.loop import Loop, react
-from tao.run.setup import Start, begin, build_setup, follow, reopen
+from tao.run.setup import Models, Start, begin, build_setup, follow, reopen
+from tao.state.budget import ChildRun
 from tao.state.calls import Outcome, Ready
 from tao.state.config import Checkpoint, Decision, RunConfig
 from tao.state.result import RunObserver, RunResult, Status
@@ -70,7 +74,7 @@ class Agent:
 
     def __init__(
         self,
-        model: str | Model | None = None,
+        model: Models | None = None,
         tools: Sequence[ToolSpec] | None = None,
         *,
         config: RunConfig | None = None,
@@ -234,6 +238,62 @@ class Agent:
             if isinstance(event, FinalEvent):
                 return
 
+    # -- composition: this agent as another agent's tool -------------------------------------
+
+    def as_tool(self, name: str, description: str, *, config: RunConfig | None = None) -> Tool:
+        """This agent as a tool of another: each call is a child run of its own.
+
+            researcher = Agent("openai:gpt-5-mini", ["wiki"])
+            lead = Agent("anthropic:claude-sonnet-5", [researcher.as_tool(
+                "research", "Answer a factual question from Wikipedia.")])
+
+        The child is recorded in the run log with the parent as its ``parent_id``, and the
+        parent's step names it (``child_run``); its tokens and cost count in the parent's
+        usage; it gets at most what is left of the parent's budget (tokens, time, money);
+        cancelling or interrupting the parent stops it. ``config`` replaces this agent's
+        settings for the child runs (a smaller ``max_steps``, say).
+        """
+        from tao.tools.base import make_tool
+
+        child = self if config is None else self._with_config(config)
+
+        def call(task: str) -> str:
+            """Args:
+            task: What to do, in full: the other agent sees nothing of this conversation.
+            """
+            return child._child_run(name, task)
+
+        return make_tool(call, name=name, description=description, timeout_s=None)
+
+    def _with_config(self, config: RunConfig) -> Agent:
+        """This agent with other settings: the same model, tools, approver and run log."""
+        tools = [tool for tool_name, tool in self.tools.items() if tool_name != "finish"]
+        built = build_setup(self.model, tools, config, {}, policy=self.policy)
+        child = copy.copy(self)
+        child.config, child.setup, child.tools = built.config, built.setup, built.setup.tools
+        return child
+
+    def _child_run(self, tool: str, task: str) -> str:
+        """One call of :meth:`as_tool`: a run under the call's parent, its answer returned."""
+        context = current()
+        parts, start = self._parts(), self._begin(task)
+        if context is not None:  # called by a run's driver: nest under it, within its budget
+            capped = _within(parts.setup.config, context.remaining)
+            parts = dataclasses.replace(
+                parts, setup=dataclasses.replace(parts.setup, config=capped)
+            )
+            start.result.parent_id, start.result.config = context.run_id, capped
+        driver = _SyncDriver(parts, (), ignore)
+        if context is not None:
+            context.on_stop(driver.stop)
+        result = driver.drive(start)
+        if context is not None:
+            usage = result.usage
+            context.child = ChildRun(
+                result.run_id, usage.input_tokens, usage.output_tokens, usage.cost_usd
+            )
+        return _child_answer(tool, result)
+
     # -- bookkeeping ------------------------------------------------------------------------
 
     def _begin(self, task: str, history: History = None) -> Start:
@@ -336,6 +396,32 @@ class RunHandle:
         return self._outcome
 
 
+def _within(config: RunConfig, left: Remaining) -> RunConfig:
+    """``config`` with no more budget than the parent has left."""
+    cost = config.max_cost_usd
+    if left.cost_usd is not None:
+        cost = left.cost_usd if cost is None else min(cost, left.cost_usd)
+    return config.replace(
+        max_tokens=max(min(config.max_tokens, left.tokens), 1),
+        max_seconds=max(min(config.max_seconds, left.seconds), 0.001),
+        max_cost_usd=cost,
+    )
+
+
+def _child_answer(tool: str, result: RunResult) -> str:
+    """What the parent's model reads: the child's answer, or why there is none."""
+    if result.status is Status.FINISHED and result.answer is not None:
+        return result.answer
+    if result.status is Status.AWAITING_APPROVAL:
+        calls = ", ".join(call.tool for call in result.pending or ())
+        raise ToolError(
+            f"{tool} (run {result.run_id}) is waiting for a person to approve {calls}; "
+            f"it goes on with `tao runs approve {result.run_id}` and `tao resume {result.run_id}`"
+        )
+    why = result.error or result.stop_reason or str(result.status)
+    raise ToolError(f"{tool} (run {result.run_id}) ended without an answer: {why}")
+
+
 def resumed(start: Start, setup: LoopSetup) -> Loop:
     """The loop for ``start``, continuing from its checkpoint if it has one: built here, by
     the drivers, so that the run's setup and its loop sit side by side below them."""
@@ -377,7 +463,7 @@ class _SyncDriver(Driver):
         started = time.perf_counter()
         try:
             on_text = None if self.emit is ignore else self.on_text(request.step)
-            reply = self.model.complete(request.request, on_text)
+            reply = self.model.complete(self.model_request(request), on_text)
         except Exception as error:  # a backend failure ends the run with status error
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
@@ -421,13 +507,13 @@ class _AsyncDriver(Driver):
 
     async def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started, model = time.perf_counter(), self.model
-        on_text = self.on_text(request.step)
+        on_text, sent = self.on_text(request.step), self.model_request(request)
         try:
             acomplete = getattr(model, "acomplete", None)
             if acomplete is None:  # a hand-written model with only ``complete``
-                reply = await asyncio.to_thread(model.complete, request.request, on_text)
+                reply = await asyncio.to_thread(model.complete, sent, on_text)
             else:
-                reply = await acomplete(request.request, on_text)
+                reply = await acomplete(sent, on_text)
         except Exception as error:
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         if not isinstance(reply, ModelReply):  # a hand-written model's mistake: a failed call

@@ -106,6 +106,12 @@ class ModelError(FatalError):
     """A backend failed to answer (network, server error, exhausted replay script)."""
 
 
+class ModelUnreachableError(ModelError):
+    """The backend could not answer at all: no connection, a timeout, a rate limit or server
+    error that outlasted the SDK's retries, or a model the server does not know. Another
+    model may answer the same request (fallback models), unlike a request it rejected."""
+
+
 class ToolDefinitionError(FatalError, TypeError):
     """A Python function that cannot become a tool (e.g. an untyped parameter)."""
 

@@ -99,6 +99,12 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             cost_usd=0.0125,
             compactions=made,
             approval=yes,
+            model="openai:gpt-5",  # a fallback model answered (issue 31)
+            model_failures=["anthropic:claude-sonnet-5: cannot reach api.anthropic.com"],
+            child_run="0193abd",  # an agent-as-tool call's run, and what it spent
+            child_input_tokens=300,
+            child_output_tokens=40,
+            child_cost_usd=0.003,
         ),
         runs.step(
             2,
@@ -110,6 +116,12 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             forced=True,
             cost_usd=0.5,
             approval=Approval(approved=False, by="rule.toml", via="policy", at=2.0),
+            model="gemini:gemini-3.8-flash",
+            model_failures=["a: timed out", "b: server answered 503 (busy)"],
+            child_run="0193abe",
+            child_input_tokens=1,
+            child_output_tokens=2,
+            child_cost_usd=None,  # unknown: a child on a model with no price
         ),
     ]
     for step in steps:

@@ -48,6 +48,8 @@ def safe_step(step: Step) -> Step:
         tool=_safe(step.tool),
         argument=_safe(step.argument),
         observation=_safe(step.observation),
+        model=_safe(step.model),
+        model_failures=[terminal_safe(redact(f)) for f in step.model_failures],
     )
 
 
@@ -84,6 +86,10 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     parts: list[RenderableType] = [Rule(title, align="left", style="red" if failed else "dim")]
     for record in step.compactions:  # made for this step's request (issue 27)
         parts.append(Text(f"⤓ {terminal_safe(record.describe())}", style="magenta"))
+    for failure in step.model_failures:  # a fallback answered: why the models before did not
+        parts.append(Text(f"model failed: {failure}", style="yellow"))
+    if step.model is not None:
+        parts.append(Text(f"answered by {step.model}", style="yellow"))
 
     if step.thought:
         parts.append(Text.assemble((f"{labels.thought}: ", "bold dim"), (step.thought, "italic")))
@@ -116,6 +122,8 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
         )
     if step.approval is not None:  # who let the call run (or refused it), when, from where
         parts.append(Text(_safe(step.approval.describe()) or "", style="magenta"))
+    if step.child_run is not None:  # an agent as a tool: its run is in the log on its own
+        parts.append(Text(f"child run {step.child_run} (tao runs show {step.child_run})", "dim"))
     parts.append(Text(step_costs(step), style="dim"))
     return Group(*parts)
 

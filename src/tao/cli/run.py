@@ -137,6 +137,9 @@ ask_approval = Person(_ask_approval, via="cli")
 
 
 _HELP = {
+    "fallback-model": "A model that takes a request the model could not answer (no "
+    "connection, a timeout, 429/5xx after retries, an unknown model); repeat for more, "
+    "tried in order. Each reaches its provider as its environment says.",
     "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}.",
     "project": "Folder the file, write and test tools are confined to [default: .].",
     "corpus": "JSONL corpus (title, text) for the wiki tools.",
@@ -210,6 +213,10 @@ _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
     help=_HELP["compaction"],
 )
 @base_url_option
+@_option(
+    "--fallback-model", "fallback_models", multiple=True, metavar="SPEC",
+    help=_HELP["fallback-model"],
+)  # fmt: skip
 @_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])
 @_option("--no-input", is_flag=True, help=_HELP["no-input"])
@@ -348,6 +355,7 @@ class RunOptions(TypedDict):
     context_window: int | None
     compaction: str
     base_url: str | None
+    fallback_models: tuple[str, ...]
     no_grammar: bool
     human_tools: bool
     no_input: bool

@@ -91,6 +91,9 @@ class ModelRequest:
     temperature: float = 0.0
     #: The longest one call may take, retries included; ``None`` is the backend's default.
     timeout_s: float | None = None
+    #: What a provider's prompt cache may group this request with (the run id, so each
+    #: run's growing transcript finds its own earlier prefix); ``None``: no hint.
+    cache_key: str | None = None
 
 
 @frozen(kw_only=True)
@@ -115,6 +118,11 @@ class ModelReply:
     #: What the call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown,
     #: never a guess.
     cost_usd: float | None = None
+    #: The model that answered, when a fallback model did (:mod:`tao.models.fallback`);
+    #: ``None``: the run's own model.
+    model: str | None = None
+    #: Why the models tried before it did not answer, one line each.
+    failures: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ between the two, so everything else is written once here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -27,6 +28,7 @@ from tao.events import (
     TextDelta,
 )
 from tao.run.act import Approver, Executor, Person, call_tool, execute
+from tao.run.context import CallContext, Remaining, calling
 from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
@@ -47,7 +49,7 @@ from tao.tools.limits import disarm
 
 if TYPE_CHECKING:
     from tao.approval.policy import Policy
-    from tao.models.base import Model
+    from tao.models.base import Model, ModelRequest
     from tao.run.exchange import LoopSetup
     from tao.run.loop import Loop
     from tao.store.base import Store
@@ -104,6 +106,8 @@ class Driver:
         self.result: RunResult | None = None
         self.closed = False
         self._closing = threading.Lock()
+        #: The tool calls running now (a child run in one is stopped with this run).
+        self._calls: set[CallContext] = set()
         #: With no run log, where the run stood last: a checkpoint, or the turn to make it from.
         self.last: Checkpoint | StepsDone | None = None
         self.observers = list(observers)
@@ -218,6 +222,10 @@ class Driver:
         ends at its next step.
         """
         self.stopping = status
+        with self._closing:
+            calls = list(self._calls)
+        for call in calls:  # a child run a call started stops with its parent
+            call.stop(status)
         kill_all()
         if self.result is not None:
             self.close(self.result, Ending(status))
@@ -282,6 +290,13 @@ class Driver:
             call = ready.call
             self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
 
+    def model_request(self, request: AskModel) -> ModelRequest:
+        """What the model is sent for ``request``: keyed by the run, so a provider's prompt
+        cache groups the run's steps (each one's prompt is the one before, extended)."""
+        if self.result is None:
+            return request.request
+        return dataclasses.replace(request.request, cache_key=self.result.run_id)
+
     def on_text(self, step: int) -> Callable[[str], None] | None:
         if self.emit is ignore:
             return None
@@ -298,10 +313,38 @@ class Driver:
         )
 
     def execute(self, request: RunTools, i: int) -> Outcome:
-        """Run call ``i`` of ``request`` with the run's executor."""
+        """Run call ``i`` of ``request`` with the run's executor; the call can see which run
+        and step it belongs to (:mod:`tao.run.context`), and a child run it starts is
+        recorded with its step."""
         ready, shown = request.calls[i], request.approved_previews[i]
-        return execute(
-            ready, self.parts.executor, timeout_s=request.timeout_s, approved_preview=shown
+        if self.result is None:
+            return execute(ready, self.parts.executor, timeout_s=request.timeout_s)
+        context = CallContext(self.result.run_id, request.step, ready.tool.name, self._left())
+        with self._closing:
+            self._calls.add(context)
+        try:
+            with calling(context):
+                outcome = execute(
+                    ready, self.parts.executor, timeout_s=request.timeout_s, approved_preview=shown
+                )
+        finally:
+            with self._closing:
+                self._calls.discard(context)
+        if context.child is None:
+            return outcome
+        return dataclasses.replace(outcome, child=context.child)
+
+    def _left(self) -> Remaining:
+        """What the run may still spend: a child run started by a call gets no more."""
+        assert self.result is not None
+        config, usage = self.parts.setup.config, self.result.usage
+        cost = None
+        if config.max_cost_usd is not None:
+            cost = max(config.max_cost_usd - (usage.cost_usd or 0.0), 0.0)
+        return Remaining(
+            tokens=max(config.max_tokens - usage.input_tokens - usage.output_tokens, 0),
+            seconds=max(config.max_seconds - (time.time() - self.result.started_at), 0.0),
+            cost_usd=cost,
         )
 
     def parallel(self, request: RunTools) -> int:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tao.errors import ConfigError, ResumeError, StateError
 from tao.models import Message, Model, load_model
+from tao.models.fallback import with_fallbacks
 from tao.models.pricing import cost_known
 from tao.models.window import counter_of, estimate, window_of
 from tao.protocol import prompts
@@ -72,8 +73,12 @@ class Built:
     """What ``result.output`` is made as: the Python type given, else plain JSON."""
 
 
+#: The model of an agent: a spec, a backend, or a list that falls back in order.
+Models = str | Model | Sequence[str | Model]
+
+
 def make_config(
-    model: str | Model | None,
+    model: Models | None,
     tools: Sequence[str | Tool | Callable[..., object]] | None,
     config: RunConfig | None,
     settings: Mapping[str, object],
@@ -83,7 +88,14 @@ def make_config(
     if "output_type" in changes:  # a Python type is recorded as its JSON Schema
         output_type = changes.pop("output_type")
         changes["output_schema"] = None if output_type is None else schema_of(output_type)
-    if isinstance(model, str):
+    if isinstance(model, (list, tuple)):  # fallback models: the first, then the others
+        if not model:
+            raise ConfigError("no model: the list of models is empty")
+        named = [m for m in model if isinstance(m, str)]
+        rebuildable = len(named) == len(model)
+        changes["model"] = model[0] if rebuildable else None
+        changes["fallback_models"] = tuple(named[1:]) if rebuildable else ()
+    elif isinstance(model, str):
         changes["model"] = model
     elif model is not None:
         changes["model"] = None  # an object: recorded runs cannot rebuild it by name
@@ -103,7 +115,7 @@ def _setting(key: str, value: object) -> object:
 
 
 def build_setup(
-    model: str | Model | None,
+    model: Models | None,
     tools: Sequence[str | Tool | Callable[..., object]] | None,
     config: RunConfig | None,
     settings: Mapping[str, object],
@@ -121,10 +133,7 @@ def build_setup(
     from tao.tools.registry import resolve_tools
 
     config = make_config(model, tools, config, settings)
-    given = model if model is not None and not isinstance(model, str) else None
-    if given is None and config.model is None:
-        raise ConfigError("no model: give a model spec or a model object")
-    backend = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    backend = _backend(model, config, api_key)
     if config.max_cost_usd is not None and not cost_known(backend):
         raise ConfigError(
             f"a cost limit (--max-cost / max_cost_usd) cannot be kept with {backend.name}: "
@@ -144,6 +153,21 @@ def build_setup(
         named["recall"] = make_tool(recall, trusted_output=True)  # fenced by the loop
     named["finish"] = make_tool(finish)
     return Built(config, backend, _loop_setup(config, backend, named), settings.get("output_type"))
+
+
+def _backend(model: Models | None, config: RunConfig, api_key: str | None) -> Model:
+    """The model the run asks: one, or several that fall back in order. ``base_url`` and
+    ``api_key`` go to the first; each fallback reaches its provider as its spec and
+    environment say (``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``...)."""
+    if isinstance(model, (list, tuple)):
+        loaded = [load_model(m, base_url=config.base_url, api_key=api_key) for m in model[:1]]
+        loaded += [load_model(m) for m in model[1:]]
+        return with_fallbacks(loaded[0], loaded[1:])
+    given = model if model is not None and not isinstance(model, (str, Sequence)) else None
+    if given is None and config.model is None:
+        raise ConfigError("no model: give a model spec or a model object")
+    primary = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    return with_fallbacks(primary, [load_model(spec) for spec in config.fallback_models])
 
 
 def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> LoopSetup:

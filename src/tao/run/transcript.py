@@ -192,7 +192,7 @@ def action_step(
     earlier: Earlier | None,
     approval: Approval | None = None,
 ) -> Step:
-    return make_step(
+    step = make_step(
         turn,
         outcome.kind,
         thought,
@@ -204,6 +204,15 @@ def action_step(
         observation=outcome.observation,
         repeat_of=earlier.step if earlier else None,
         approval=approval,
+    )
+    child = outcome.child
+    if child is None:
+        return step
+    return step.replace(
+        child_run=child.run_id,
+        child_input_tokens=child.input_tokens,
+        child_output_tokens=child.output_tokens,
+        child_cost_usd=child.cost_usd,
     )
 
 
@@ -242,6 +251,8 @@ def make_step(
         output_tokens=reply.output_tokens if first else 0,
         evaluated_tokens=reply.evaluated_tokens if first else None,
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
+        model=reply.model,
+        model_failures=list(reply.failures) if first else [],
         call_index=position,
         repeat_of=repeat_of,
         compactions=turn.compactions if first else (),

@@ -7,6 +7,7 @@ for HotpotQA and 5 for FEVER.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -14,6 +15,18 @@ from typing import Protocol
 from tao.state import codec, migrations
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
+
+
+@frozen
+class ChildRun:
+    """The run an agent-as-tool call started (``Agent.as_tool``) and what it spent, which
+    the parent's usage counts as its own."""
+
+    run_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: ``None``: unknown (a model with no price), which makes the parent's total unknown.
+    cost_usd: float | None = 0.0
 
 
 class Metered(Protocol):
@@ -33,6 +46,11 @@ class Metered(Protocol):
     def evaluated_tokens(self) -> int | None: ...
     @property
     def cost_usd(self) -> float | None: ...
+    @property
+    def child(self) -> ChildRun | None:
+        """The run an agent-as-tool call started, with what it spent."""
+        ...
+
     @property
     def billed(self) -> bool:
         """Whether the provider bills this call (a failed call is not billed)."""
@@ -55,20 +73,36 @@ class Usage:
     cost_usd: float | None = 0.0
 
     def plus(self, step: Metered) -> Usage:
-        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
+        """These totals with ``step`` counted (a parallel call of a counted reply adds only
+        what the child run it started spent, if it started one)."""
+        child = self._child(step.child)
         if step.call_index:
-            return self
-        evaluated = self.evaluated_tokens
+            return child
+        evaluated = child.evaluated_tokens
         if step.evaluated_tokens is not None:
             evaluated = (evaluated or 0) + step.evaluated_tokens
-        cost = self.cost_usd
+        cost = child.cost_usd
         if step.billed:
             cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
         return Usage(
-            model_calls=self.model_calls + 1,
-            input_tokens=self.input_tokens + step.input_tokens,
-            output_tokens=self.output_tokens + step.output_tokens,
+            model_calls=child.model_calls + 1,
+            input_tokens=child.input_tokens + step.input_tokens,
+            output_tokens=child.output_tokens + step.output_tokens,
             evaluated_tokens=evaluated,
+            cost_usd=cost,
+        )
+
+    def _child(self, child: ChildRun | None) -> Usage:
+        """These totals with what an agent-as-tool run spent, if a step started one: its
+        tokens and cost, not its model calls (the parent's step budget counts its own)."""
+        if child is None:
+            return self
+        cost = self.cost_usd
+        cost = None if cost is None or child.cost_usd is None else cost + child.cost_usd
+        return dataclasses.replace(
+            self,
+            input_tokens=self.input_tokens + child.input_tokens,
+            output_tokens=self.output_tokens + child.output_tokens,
             cost_usd=cost,
         )
 

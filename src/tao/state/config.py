@@ -84,6 +84,9 @@ class RunConfig:
 
     model: str | None = "local"
     """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
+    fallback_models: tuple[str, ...] = ()
+    """Model specs that take a request the model could not answer (no connection, a
+    timeout, 429/5xx after retries, an unknown model), in order (``--fallback-model``)."""
     tools: tuple[str | None, ...] = ()
     """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
     lang: str = "en"

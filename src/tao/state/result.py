@@ -17,7 +17,7 @@ from typing import Protocol, cast
 
 from tao.models.base import Message
 from tao.state import codec
-from tao.state.budget import Usage
+from tao.state.budget import ChildRun, Usage
 from tao.state.compaction import Compaction
 from tao.state.config import Approval, PendingCall, RunConfig
 from tao.state.frozen import frozen
@@ -62,6 +62,17 @@ class Step:
     """The earlier step that made the same call, with no state change between (SPEC L12)."""
     forced: bool = False
     """The model could only answer in this step (the last of the budget, or after repeats)."""
+    model: str | None = None
+    """The model that answered this step, when a fallback model did; ``None``: the run's own."""
+    model_failures: list[str] = field(default_factory=list)
+    """Why the models tried before it did not answer (kept in the trace, one line each)."""
+    child_run: str | None = None
+    """The run this call started, when its tool is an agent (``Agent.as_tool``)."""
+    child_input_tokens: int = 0
+    """What that child run spent; counted in this run's usage (a tool's model is billed too)."""
+    child_output_tokens: int = 0
+    child_cost_usd: float | None = 0.0
+    """The child run's cost; ``None``: unknown, which makes the parent's total unknown."""
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
@@ -70,6 +81,14 @@ class Step:
     before and after; a summary call's tokens and cost are counted in this step's."""
     approval: Approval | None = None
     """Who approved (or denied) this step's call with side effects, when and from where."""
+
+    @property
+    def child(self) -> ChildRun | None:
+        """The agent-as-tool run this step started, with what it spent; ``None``: none."""
+        if self.child_run is None:
+            return None
+        spent = (self.child_input_tokens, self.child_output_tokens, self.child_cost_usd)
+        return ChildRun(self.child_run, *spent)
 
     @property
     def tokens(self) -> int:

@@ -41,6 +41,7 @@ from tao.store.schema import (
     tables_v3,
     tables_v6,
     tables_v7,
+    tables_v11,
 )
 from tao.store.sql import Connection, SQLValue
 
@@ -76,6 +77,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     _widened(V8_STATUSES),
     V9,
     V10,
+    tables_v11(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

@@ -39,6 +39,12 @@ Versions:
 * v9 (issue 27): ``steps.compactions``, the compactions made just before a step's model
   request (JSON, :class:`tao.state.compaction.Compaction`); NULL: none (every row written
   before v9). The checkpoint in ``runs.state`` holds all of a run's, for resume.
+* v10 (issue 30): ``steps.approval``, who decided on a step's call with side effects, when,
+  from where and why (JSON, :class:`tao.state.config.Approval`); NULL: no such call.
+* v11 (issue 31): ``steps.model`` and ``steps.model_failures`` (the fallback model that
+  answered, and why the ones before it did not: a JSON list), ``steps.child_run`` (the
+  run an agent-as-tool call started; that run's ``parent_id`` is this run) and what that
+  child spent, ``steps.child_input_tokens``, ``child_output_tokens``, ``child_cost_usd``.
 
 Design notes:
 
@@ -59,7 +65,7 @@ from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -228,6 +234,20 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def tables_v11(d: Dialect) -> tuple[str, ...]:
+    """v10 -> v11, the same on both databases (issue 31): which fallback model answered a
+    step and why the ones before it did not (JSON list); the child run an agent-as-tool
+    call started, and what that child spent (counted in the parent's usage)."""
+    return (
+        "ALTER TABLE steps ADD COLUMN model TEXT",
+        "ALTER TABLE steps ADD COLUMN model_failures TEXT",
+        "ALTER TABLE steps ADD COLUMN child_run TEXT",
+        f"ALTER TABLE steps ADD COLUMN child_input_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_output_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_cost_usd {d.real} DEFAULT 0",
+    )
+
+
 #: The columns v3 to v7 added to ``runs``, as a rebuilt table adds them again.
 _LATER_RUN_COLUMNS = (
     ("state_messages", "INTEGER"),
@@ -268,6 +288,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     _V8,
     V9,
     V10,
+    tables_v11(SQLITE),
 )
 
 if len(MIGRATIONS) != SCHEMA_VERSION:

@@ -272,6 +272,9 @@ def step_html(step: Step, labels: Labels) -> str:
     parts = [f'<article class="step{" failed" if failed else ""}" id="step-{step.index}">',
              f'<div class="step-head">{head}</div>']  # fmt: skip
     parts += [f'<p class="compaction">{e(c.describe())}</p>' for c in step.compactions]
+    parts += [f'<p class="kind">model failed: {e(failure)}</p>' for failure in step.model_failures]
+    if step.model is not None:  # a fallback model answered this step
+        parts.append(f'<p class="kind">answered by {e(step.model)}</p>')
     if step.thought:
         parts.append(
             f'<p class="thought"><span class="label">{e(labels.thought)}</span> '
@@ -299,6 +302,9 @@ def step_html(step: Step, labels: Labels) -> str:
         )
     if step.approval is not None:
         parts.append(approval_note(step.approval))
+    if step.child_run is not None:  # an agent used as a tool: its own run, one click away
+        child = e(run_url(step.child_run))
+        parts.append(f'<p class="child">child run <a href="{child}">{e(step.child_run)}</a></p>')
     parts.append(f'<div class="costs">{e(step_costs(step))}</div>')
     parts.append(_model_io(step))
     parts.append("</article>")
