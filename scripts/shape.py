@@ -725,6 +725,37 @@ def check_agent_init(sources: Sequence[Source]) -> Check:
     )
 
 
+def _untyped_kwargs(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A ``**kwargs`` that is not ``**kwargs: Unpack[SomeTypedDict]`` (PEP 692): one a type
+    checker cannot check and that takes a misspelled name without a word."""
+    kwarg = function.args.kwarg
+    if kwarg is None:
+        return False
+    annotation = kwarg.annotation
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation = ast.parse(annotation.value, mode="eval").body  # a quoted annotation
+    if not isinstance(annotation, ast.Subscript):
+        return True
+    return ast.unparse(annotation.value).rsplit(".", 1)[-1] != "Unpack"
+
+
+def check_agent_settings(sources: Sequence[Source]) -> Check:
+    """``Agent`` takes no untyped ``**settings`` (issue 29): its settings are keywords a type
+    checker knows, ``**settings: Unpack[Settings]`` with a TypedDict or named parameters, so
+    ``Agent(max_step=5)`` is an error before it runs. A missing ``Agent`` fails."""
+    name = "untyped **kwargs of Agent.__init__"
+    for source in sorted(sources, key=lambda s: (not s.module.endswith(".agent"), s.shown)):
+        for node in ast.walk(source.tree):
+            if isinstance(node, ast.ClassDef) and node.name == "Agent":
+                inits = [n for n in node.body if isinstance(n, ast.FunctionDef)]
+                init = next((n for n in inits if n.name == "__init__"), None)
+                untyped = init is not None and _untyped_kwargs(init)
+                line = (init or node).lineno
+                where = f"{source.shown}:{line} Agent.__init__"
+                return Check(name=name, value=int(untyped), limit=0, where=where)
+    return Check(name=name, value=0, limit=0, where="no class Agent", found=False)
+
+
 # -- report --------------------------------------------------------------------------------
 
 
@@ -742,6 +773,7 @@ def measure(root: Path) -> list[Check]:
         check_import_chain(sources),
         check_private_imports(sources),
         check_agent_init(sources),
+        check_agent_settings(sources),
         check_no_cli_imports(sources),
     ]
 

@@ -33,6 +33,7 @@ from tao.errors import (
     ToolDefinitionError,
     ToolError,
     UnknownRunError,
+    UnknownSettingError,
     UnknownToolError,
     UnknownToolSetError,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "UnknownRunError",
+    "UnknownSettingError",
     "UnknownToolError",
     "UnknownToolSetError",
     "Usage",

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tao.approval.policy import Policy
 from tao.errors import describe_error
@@ -47,7 +47,7 @@ from tao.run.exchange import (
 from tao.run.loop import Loop, react
 from tao.run.setup import Start, begin, build_setup, follow, reopen
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.config import Checkpoint, Decision, RunConfig, Settings
 from tao.state.result import RunObserver, RunResult, Status
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
@@ -64,8 +64,10 @@ History = RunResult | str | None
 class Agent:
     """A model, a set of tools and a :class:`RunConfig`; :meth:`run` solves one task with them.
 
-    Settings go in ``config`` or as keywords of the same names (``max_steps=5``);
-    live objects (an approver, an executor, a store, a policy) go beside them.
+    Settings go in ``config`` or as keywords of the same names (``max_steps=5``), typed
+    by :class:`~tao.state.config.Settings`: a misspelled one fails here, with the nearest
+    name (:class:`~tao.errors.UnknownSettingError`). Live objects (an approver, an
+    executor, a store, a policy) go beside them.
     """
 
     def __init__(
@@ -81,7 +83,7 @@ class Agent:
         policy: Policy | None = None,
         trust_project_policy: bool | None = None,
         api_key: str | None = None,
-        **settings: object,
+        **settings: Unpack[Settings],
     ) -> None:
         policy = policy if policy is not None else Policy.default()
         built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key, policy=policy)
