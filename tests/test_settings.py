@@ -25,7 +25,7 @@ from tao.eval.config import EVAL_RUN
 from tao.run.setup import KEYWORDS
 from tao.state.budget import Budget
 from tao.state.config import Settings
-from tao.state.setting import Setting, Variant, setting, settings_of
+from tao.state.setting import Command, Setting, Variant, setting, settings_of
 
 FIELDS = {f.name: f for f in dataclasses.fields(RunConfig)}
 
@@ -40,6 +40,7 @@ def _commands() -> dict[str, click.Command]:
         "run": main.commands["run"],
         "eval hotpotqa": evals.commands["hotpotqa"],
         "eval fever": evals.commands["fever"],
+        "resume": main.commands["resume"],
     }
 
 
@@ -54,7 +55,7 @@ def test_each_command_has_one_option_per_setting_it_shows_and_no_other(name: str
     """Every setting with a flag is exactly one option of each command it names, and every
     option named like a RunConfig field is that setting's (no hand-written copy beside it)."""
     command = _commands()[name]
-    shown = shown_settings("run" if name == "run" else "eval")
+    shown = shown_settings(typing.cast(Command, name.split()[0]))
     params = _params(command)
     assert shown, name
     for field, spec in shown.items():
@@ -147,13 +148,13 @@ def _probe_command(defaults: RunConfig) -> click.Command:
 class _Wider(RunConfig):
     """RunConfig with one more setting, declared the one way a setting is."""
 
-    max_calls_per_reply: int = setting(
-        4,
+    max_observation_chars: int = setting(
+        2000,
         Setting(
-            flag="--max-calls-per-reply",
+            flag="--max-observation-chars",
             minimum=1,
-            help="Tool calls one reply may make.",
-            eval=Variant(help="Tool calls one reply of an eval's agent may make."),
+            help="Observation characters shown.",
+            eval=Variant(help="Characters of one observation an eval's agent is shown."),
         ),
     )
 
@@ -165,18 +166,18 @@ def test_adding_a_field_with_its_spec_yields_a_working_flag(tmp_path: Path) -> N
     probe = _probe_command(_Wider())
     runner = CliRunner()
     shown = runner.invoke(probe, ["--help"]).output
-    assert "--max-calls-per-reply" in shown and "Tool calls one reply may make." in shown
-    assert "default: 4" in shown and "x>=1" in shown
-    made = runner.invoke(probe, ["--max-calls-per-reply", "2", "--max-steps", "3"])
+    assert "--max-observation-chars" in shown and "Observation characters shown." in shown
+    assert "default: 2000" in shown and "x>=1" in shown
+    made = runner.invoke(probe, ["--max-observation-chars", "2", "--max-steps", "3"])
     assert made.exit_code == 0, made.output
     data = json.loads(made.output)
-    assert (data["max_calls_per_reply"], data["max_steps"]) == (2, 3)
-    assert json.loads(runner.invoke(probe, []).output)["max_calls_per_reply"] == 4
-    refused = runner.invoke(probe, ["--max-calls-per-reply", "0"])
-    assert refused.exit_code == 2 and "--max-calls-per-reply" in refused.output
-    with pytest.raises(ValueError, match="max_calls_per_reply must be at least 1"):
-        _Wider(max_calls_per_reply=0)
-    assert "max_calls_per_reply" in shown_settings("eval", _Wider)
+    assert (data["max_observation_chars"], data["max_steps"]) == (2, 3)
+    assert json.loads(runner.invoke(probe, []).output)["max_observation_chars"] == 2000
+    refused = runner.invoke(probe, ["--max-observation-chars", "0"])
+    assert refused.exit_code == 2 and "--max-observation-chars" in refused.output
+    with pytest.raises(ValueError, match="max_observation_chars must be at least 1"):
+        _Wider(max_observation_chars=0)
+    assert "max_observation_chars" in shown_settings("eval", _Wider)
 
 
 def test_the_cli_turns_paths_lists_and_schemas_into_the_fields_values(tmp_path: Path) -> None:
@@ -243,3 +244,40 @@ def test_the_agents_keywords_are_runconfigs_fields() -> None:
         assert keywords[name] == hints[name], name
     for name in widened:
         assert set(typing.get_args(hints[name])) <= set(typing.get_args(keywords[name]))
+
+
+def test_a_setting_a_person_gives_each_time_is_neither_recorded_nor_read_back() -> None:
+    """``trust_project_policy`` (SPEC S3) is a person's word for one command: the run log
+    never holds it, so a forged or stale log cannot make a resumed run trust a policy file,
+    and ``tao resume`` shows it as an option (the only run setting it shows)."""
+    assert "trust_project_policy" not in RunConfig(trust_project_policy=True).to_json()
+    forged = {**RunConfig().to_json(), "trust_project_policy": True}
+    assert RunConfig.from_json(forged).trust_project_policy is None
+    assert list(shown_settings("resume")) == ["trust_project_policy"]
+    assert all(spec.recorded is False for spec in shown_settings("resume").values())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "env", "said"),
+    [
+        ([], {}, None),
+        (["--trust-project-policy"], {}, True),
+        ([], {"TAO_TRUST_PROJECT_POLICY": "1"}, True),
+        ([], {"TAO_TRUST_PROJECT_POLICY": "0"}, False),
+    ],
+)
+def test_a_yes_flag_is_unsaid_unless_given_or_set_in_the_environment(
+    arguments: list[str], env: dict[str, str], said: bool | None
+) -> None:
+    """A ``bool | None`` setting's flag: absent leaves it ``None`` (the library then reads
+    the environment itself), the flag or its variable says yes, the variable may say no."""
+
+    @click.command()
+    @setting_options("resume")
+    def probe(**options: object) -> None:
+        values = config_values(split_options(options, "resume")[0])
+        click.echo(repr(RunConfig(**values).trust_project_policy))  # type: ignore[arg-type]
+
+    outcome = CliRunner().invoke(probe, arguments, env=env)
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.strip() == repr(said)

@@ -81,7 +81,6 @@ class Agent:
         executor: Executor | None = None,
         record: bool | Store = True,
         policy: Policy | None = None,
-        trust_project_policy: bool | None = None,
         api_key: str | None = None,
         **settings: Unpack[Settings],
     ) -> None:
@@ -97,11 +96,11 @@ class Agent:
         self.executor: Executor = executor or call_tool
         self.approve = approve
         # A policy file inside the project is refused unless a person vouches for it
-        # (``trust_project_policy``, default ``$TAO_TRUST_PROJECT_POLICY``).
+        # (the ``trust_project_policy`` setting, default ``$TAO_TRUST_PROJECT_POLICY``).
         projects = {Path(t.root) for t in self.tools.values() if t.root is not None}
         if self.config.project:
             projects.add(Path(self.config.project))
-        self.policy = policy.outside(projects, trust=trust_project_policy)
+        self.policy = policy.outside(projects, trust=self.config.trust_project_policy)
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed

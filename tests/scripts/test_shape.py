@@ -341,7 +341,7 @@ def test_the_web_page_and_servers_never_import_the_cli(tmp_path: Path) -> None:
 # -- Agent ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("extra", "passed"), [(7, True), (8, False)])
+@pytest.mark.parametrize(("extra", "passed"), [(6, True), (7, False)])
 def test_agent_init_parameters(tmp_path: Path, extra: int, passed: bool) -> None:
     # model, tools, *args, **kwargs, plus ``extra`` keyword-only ones; ``self`` left out.
     keywords = ", ".join(f"k{i}=None" for i in range(extra))

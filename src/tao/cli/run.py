@@ -27,7 +27,6 @@ from tao.errors import TaoError, ToolError
 from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
-from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.run.act import Person
 from tao.state.config import PendingCall, RunConfig
 from tao.state.jsontypes import JSONObject
@@ -140,7 +139,6 @@ _HELP = {
     "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
     "no-log": "Do not record this run in the run log (it cannot pause for an approval then).",
     "json": "Print one JSON object instead of the live display.",
-    "trust-project-policy": "Accept a policy file inside the project (you wrote it yourself).",
 }
 _option = click.option
 _MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
@@ -159,7 +157,6 @@ class RunFlags:
     parent: str | None
     sandbox: str
     as_json: bool
-    trust_project_policy: bool
 
 
 @click.command(cls=RunCommand)
@@ -173,12 +170,6 @@ class RunFlags:
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
 @_option("--sandbox", envvar="TAO_SANDBOX", type=_MODES, default="auto", help=_HELP["sandbox"])
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
-@_option(
-    "--trust-project-policy",
-    is_flag=True,
-    envvar=TRUST_PROJECT_POLICY_ENV,
-    help=_HELP["trust-project-policy"],
-)
 def run(task: str, **options: object) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
 
@@ -209,7 +200,6 @@ def run(task: str, **options: object) -> None:
                 executor=human_executor if flags.human_tools else None,
                 approve=ask_approval if interactive else None,
                 record=not flags.no_log,
-                trust_project_policy=flags.trust_project_policy or None,
             )
         _check_setup(agent, flags, interactive)
         with sigterm_interrupts():

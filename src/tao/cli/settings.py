@@ -103,6 +103,16 @@ def _option(
         return click.option(
             *names, name, is_flag=True, flag_value=not declared, default=default_flag, help=text
         )
+    if declared is None and _scalar(hint) is bool:  # a yes a person gives; absent: not said
+        return click.option(
+            *names,
+            name,
+            is_flag=True,
+            flag_value=True,
+            default=None,
+            envvar=spec.envvar,
+            help=text,
+        )
     default: object = getattr(defaults, name)
     if spec.repeatable or (variant is not None and variant.no_default):
         default = None

@@ -25,11 +25,12 @@ from typing import Literal, Self, TypedDict, cast, get_args
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
+from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.protocol.labels import LABELS
 from tao.state.budget import Budget
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
-from tao.state.setting import Setting, Variant, refuse_bad, setting
+from tao.state.setting import Setting, Variant, refuse_bad, setting, unrecorded
 
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
@@ -267,6 +268,20 @@ class RunConfig:
         ),
     )
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
+    trust_project_policy: bool | None = setting(
+        None,
+        Setting(
+            flag="--trust-project-policy",
+            envvar=TRUST_PROJECT_POLICY_ENV,
+            help="Accept a policy file inside the project (you wrote it yourself).",
+            recorded=False,
+            resume=True,
+        ),
+    )
+    """Accept a policy file that lies inside the project (SPEC S3): a repository must not
+    pre-approve its own calls, so only a person says it wrote the file. ``None``: as
+    ``$TAO_TRUST_PROJECT_POLICY`` says. Never recorded: a resume or a follow-up is given it
+    again, since the file may have changed (by an approved write) since the person said so."""
 
     def __post_init__(self) -> None:
         refuse_bad(self)  # each setting's range, choices or pattern, in its spec's words
@@ -280,7 +295,9 @@ class RunConfig:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        """What the run log records: every setting but those a person gives each time."""
+        kept = (f.name for f in dataclasses.fields(self) if f.name not in unrecorded(self))
+        data: JSONObject = {name: getattr(self, name) for name in kept}
         data["tools"] = list(self.tools)
         data["pass_env"], data["network"] = list(self.pass_env), list(self.network)
         data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
@@ -288,8 +305,9 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
-        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
-        names = {f.name: f for f in dataclasses.fields(cls)}
+        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types
+        refused, and a setting that is never recorded is not read back from one."""
+        names = {f.name: f for f in dataclasses.fields(cls) if f.name not in unrecorded(cls)}
         values: dict[str, object] = {k: v for k, v in data.items() if k in names}
         tools = data.get("tools", [])
         if not isinstance(tools, list):
@@ -340,6 +358,7 @@ class Settings(TypedDict, total=False):
     eval_tag: EvalTag | None
     pass_env: tuple[str, ...]
     network: tuple[str, ...]
+    trust_project_policy: bool | None
     output_type: object
     """What ``result.output`` is made as (a pydantic model, a dataclass, a JSON Schema);
     recorded as its JSON Schema in ``output_schema``."""

@@ -28,9 +28,9 @@ from typing import Literal, TypeVar
 #: at commas (``list``), a path stored absolute (``folder``, ``file``), or a JSON Schema read
 #: from a file (``schema``).
 Kind = Literal["value", "list", "folder", "file", "schema"]
-#: The commands that show settings as options (``tao resume`` and ``tao serve`` show none:
-#: a resumed run keeps its recorded settings, and a server has no run).
-Command = Literal["run", "eval"]
+#: The commands that show settings as options (``tao serve`` shows none: a server has no run;
+#: ``tao resume`` only those the run log does not record, since a resumed run keeps the rest).
+Command = Literal["run", "eval", "resume"]
 T = TypeVar("T")
 
 _KEY = "tao.setting"
@@ -78,6 +78,13 @@ class Setting:
     """``tao run`` shows it (when it has a ``flag``)."""
     eval: Variant | None = None
     """``tao eval`` shows it too, as this variant."""
+    recorded: bool = True
+    """The run log records it. ``False``: a person's word for this process only (trusting a
+    policy file inside the project), never written and never read back, so a run the model
+    could have changed meanwhile is not trusted on the strength of an earlier say-so:
+    ``tao resume`` and ``tao run --continue`` must be given it again."""
+    resume: bool = False
+    """``tao resume`` shows it too; only for a setting that is not ``recorded``."""
 
     def problem(self, name: str, value: object) -> str | None:
         """Why ``value`` cannot be this setting's, in the words RunConfig raises; ``None``: fine."""
@@ -109,7 +116,12 @@ class Setting:
         """The commands whose options include this setting."""
         if self.flag is None:
             return ()
-        return (*(("run",) if self.run else ()), *(("eval",) if self.eval else ()))
+        shown: tuple[tuple[Command, bool], ...] = (
+            ("run", self.run),
+            ("eval", self.eval is not None),
+            ("resume", self.resume),
+        )
+        return tuple(command for command, shows in shown if shows)
 
 
 def setting(default: T, spec: Setting | None = None) -> T:
@@ -132,6 +144,11 @@ def refuse_bad(config: object) -> None:
         problem = spec.problem(field.name, getattr(config, field.name))
         if problem is not None:
             raise ValueError(problem)
+
+
+def unrecorded(config: object) -> frozenset[str]:
+    """The settings the run log neither writes nor reads back (:attr:`Setting.recorded`)."""
+    return frozenset(f.name for f, spec in settings_of(config) if not spec.recorded)
 
 
 def path_settings(config: object) -> tuple[str, ...]:
