@@ -23,6 +23,7 @@ from tao.cli.settings import config_values, setting_options, shown_settings, spl
 from tao.errors import ConfigError, UnknownSettingError
 from tao.eval.config import EVAL_RUN
 from tao.run.setup import KEYWORDS
+from tao.sandbox.settings import MODE_ENV, MODES, ProcessSettings
 from tao.state.budget import Budget
 from tao.state.config import Settings
 from tao.state.setting import Command, Setting, Variant, setting, settings_of
@@ -281,3 +282,29 @@ def test_a_yes_flag_is_unsaid_unless_given_or_set_in_the_environment(
     outcome = CliRunner().invoke(probe, arguments, env=env)
     assert outcome.exit_code == 0, outcome.output
     assert outcome.output.strip() == repr(said)
+
+
+def test_the_sandbox_mode_is_declared_once_as_a_process_setting() -> None:
+    """``--sandbox`` (SPEC S10) is the process's, not a run's: a field of ProcessSettings,
+    from which ``tao run`` derives its choices, default, variable and help; any case is
+    taken on the command line, and the library refuses what the option refuses."""
+    spec = shown_settings("run", ProcessSettings)["sandbox"]
+    option = _params(main.commands["run"])["sandbox"]
+    assert option.envvar == MODE_ENV == "TAO_SANDBOX"
+    assert option.default == ProcessSettings().sandbox == "auto"
+    assert isinstance(option.type, click.Choice) and tuple(option.type.choices) == MODES
+    assert option.help == spec.help and spec.recorded is False
+    with pytest.raises(ValueError, match="sandbox must be auto, require or off"):
+        ProcessSettings(sandbox="nope")  # type: ignore[arg-type]
+
+    @click.command()
+    @setting_options("run", ProcessSettings())
+    def probe(**options: object) -> None:
+        values = config_values(split_options(options, "run", ProcessSettings)[0], ProcessSettings)
+        click.echo(ProcessSettings(**values).sandbox)  # type: ignore[arg-type]
+
+    runner = CliRunner()
+    assert runner.invoke(probe, ["--sandbox", "REQUIRE"]).output.strip() == "require"
+    assert runner.invoke(probe, [], env={"TAO_SANDBOX": "off"}).output.strip() == "off"
+    assert runner.invoke(probe, []).output.strip() == "auto"
+    assert runner.invoke(probe, ["--sandbox", "sometimes"]).exit_code == 2

@@ -28,6 +28,7 @@ from tao.events import Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
 from tao.run.act import Person
+from tao.sandbox.settings import MODE_ENV, ProcessSettings
 from tao.state.config import PendingCall, RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunObserver, RunResult
@@ -131,8 +132,6 @@ ask_approval = Person(_ask_approval)
 _HELP = {
     "continue": "Follow up this ended run: a new run that starts from its conversation, "
     "with its settings (model, tools, …) except the options given here.",
-    "sandbox": "Confine child processes with bubblewrap: auto (where possible, else say so "
-    "and ask before each test run), require (refuse to run without it), off.",
     "human": "You perform every Action and type the Observation.",
     "no-input": "Never prompt; calls that need approval are refused.",
     "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
@@ -141,13 +140,12 @@ _HELP = {
     "json": "Print one JSON object instead of the live display.",
 }
 _option = click.option
-_MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RunFlags:
-    """The options of ``tao run`` that are not run settings (those are RunConfig's fields),
-    as click parsed them."""
+    """The options of ``tao run`` that are not settings (those are RunConfig's fields, and
+    the process's :class:`ProcessSettings`), as click parsed them."""
 
     human_tools: bool
     no_input: bool
@@ -155,7 +153,6 @@ class RunFlags:
     mcp_urls: tuple[str, ...]
     no_log: bool
     parent: str | None
-    sandbox: str
     as_json: bool
 
 
@@ -168,7 +165,7 @@ class RunFlags:
 @_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
 @_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
-@_option("--sandbox", envvar="TAO_SANDBOX", type=_MODES, default="auto", help=_HELP["sandbox"])
+@setting_options("run", ProcessSettings())
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
 def run(task: str, **options: object) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
@@ -182,7 +179,9 @@ def run(task: str, **options: object) -> None:
     from tao.cli.live import RunStatus, loading
 
     settings, rest = split_options(options, "run")
+    chosen, rest = split_options(rest, "run", ProcessSettings)
     flags = RunFlags(**rest)  # type: ignore[arg-type]
+    process = ProcessSettings(**config_values(chosen, ProcessSettings))  # type: ignore[arg-type]
     interactive = sys.stdin.isatty() and not flags.no_input
     servers: list[McpServer] = []  # MCP connections, closed (processes ended) after the run
     latest = Latest()
@@ -191,7 +190,7 @@ def run(task: str, **options: object) -> None:
         sets = [name for name in config.tools if name is not None]
         parent = None if flags.parent is None else _follow_up(flags.parent, config)
         config = parent.config if parent is not None else config
-        _announce_sandbox(flags, sets or [t or "" for t in config.tools])
+        _announce_sandbox(flags, process, sets or [t or "" for t in config.tools])
         servers = _connect_mcp(flags.mcp_commands, flags.mcp_urls, config)
         with loading(config.model or "", quiet=flags.as_json):
             agent = Agent(
@@ -222,7 +221,7 @@ def run(task: str, **options: object) -> None:
     conclude(result, flags.as_json, recorded=not flags.no_log)
 
 
-def _announce_sandbox(flags: RunFlags, sets: Sequence[str]) -> None:
+def _announce_sandbox(flags: RunFlags, process: ProcessSettings, sets: Sequence[str]) -> None:
     """SPEC S10: children never run unconfined in silence. ``--sandbox`` becomes
     ``$TAO_SANDBOX`` for this process, so every part of tao (the approval gate included)
     reads one answer; then one line on stderr if pytest or an MCP server would run
@@ -232,7 +231,7 @@ def _announce_sandbox(flags: RunFlags, sets: Sequence[str]) -> None:
     from tao.errors import ConfigError
     from tao.sandbox import startup_notice
 
-    os.environ["TAO_SANDBOX"] = flags.sandbox.lower()
+    os.environ[MODE_ENV] = process.sandbox
     names = {name.strip().lower() for chunk in sets for name in chunk.split(",")}
     children = ["run_tests"] if "tests" in names else []
     children += ["MCP servers"] if flags.mcp_commands else []

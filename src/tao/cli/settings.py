@@ -16,12 +16,13 @@ edit, the field; this module needs none.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, TypeVar, get_args, get_origin
 
 import click
 
@@ -30,22 +31,28 @@ from tao.state.config import RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.setting import Command, Setting, settings_of
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance as Declared  # a class of fields made with setting()
+else:
+    Declared = object
+
 F = TypeVar("F", bound=Callable[..., object])
 
 #: What a help text's ``{name}`` stands for: lists that other modules own.
 HELP_VALUES = {"model_forms": MODEL_FORMS, "tool_sets": TOOL_SET_NAMES}
 
 
-def shown_settings(command: Command, of: type[RunConfig] = RunConfig) -> dict[str, Setting]:
+def shown_settings(command: Command, of: type[Declared] = RunConfig) -> dict[str, Setting]:
     """The settings ``command`` has options for, by field name, in declaration order."""
     return {f.name: spec for f, spec in settings_of(of) if command in spec.commands()}
 
 
-def setting_options(command: Command, defaults: RunConfig | None = None) -> Callable[[F], F]:
+def setting_options(command: Command, defaults: Declared | None = None) -> Callable[[F], F]:
     """Decorate a click command with an option per setting it shows; ``defaults`` are the
     command's (``tao eval`` starts from :data:`tao.eval.config.EVAL_RUN`), and their class
-    declares the settings (RunConfig, or a subclass that adds some)."""
-    base = defaults if defaults is not None else RunConfig()
+    declares the settings (RunConfig, a subclass that adds some, or another class of
+    settings made the same way, such as the process's :class:`ProcessSettings`)."""
+    base: Declared = defaults if defaults is not None else RunConfig()
     shown = shown_settings(command, type(base))
     hints = typing.get_type_hints(type(base))
     options = [_option(name, spec, command, base, hints[name]) for name, spec in shown.items()]
@@ -59,7 +66,7 @@ def setting_options(command: Command, defaults: RunConfig | None = None) -> Call
 
 
 def split_options(
-    options: Mapping[str, object], command: Command, of: type[RunConfig] = RunConfig
+    options: Mapping[str, object], command: Command, of: type[Declared] = RunConfig
 ) -> tuple[dict[str, object], dict[str, object]]:
     """What click parsed, as the settings' raw values and the command's other options."""
     names = shown_settings(command, of)
@@ -67,7 +74,7 @@ def split_options(
     return settings, {key: value for key, value in options.items() if key not in names}
 
 
-def config_values(raw: Mapping[str, object], of: type[RunConfig] = RunConfig) -> dict[str, object]:
+def config_values(raw: Mapping[str, object], of: type[Declared] = RunConfig) -> dict[str, object]:
     """The RunConfig values of settings as click parsed them: names split at commas, paths
     absolute, a schema file read (a bad one is a usage error, exit 2)."""
     specs = {f.name: spec for f, spec in settings_of(of)}
@@ -90,14 +97,14 @@ def _value(spec: Setting, value: object) -> object:
 
 
 def _option(
-    name: str, spec: Setting, command: Command, defaults: RunConfig, hint: object
+    name: str, spec: Setting, command: Command, defaults: Declared, hint: object
 ) -> Decorator:
     variant = spec.eval if command == "eval" else None
     names = [n for n in (spec.short, spec.flag) if n is not None]
     text = (variant.help if variant is not None and variant.help else spec.help).format_map(
         HELP_VALUES
     )
-    declared = type(defaults).__dataclass_fields__[name].default
+    declared = next(f.default for f in dataclasses.fields(defaults) if f.name == name)
     if isinstance(declared, bool):  # a flag that turns the setting away from its default
         default_flag = getattr(defaults, name)
         return click.option(
@@ -140,7 +147,7 @@ def _type(hint: object, spec: Setting, minimum: int | None) -> click.ParamType[o
     if spec.kind in ("file", "schema"):
         return click.Path(dir_okay=False, path_type=Path)
     if spec.choices:
-        return click.Choice(spec.choices)
+        return click.Choice(spec.choices, case_sensitive=not spec.any_case)
     scalar = _scalar(hint)
     low, open_low = (minimum, False) if minimum is not None else (spec.minimum, False)
     if low is None and spec.above is not None:

@@ -62,6 +62,8 @@ class Setting:
     """A bound the value must exceed (``must be positive`` for 0)."""
     choices: tuple[str, ...] = ()
     """The values allowed (each item's, for a repeatable setting)."""
+    any_case: bool = False
+    """The command line takes a choice in any case (``--sandbox REQUIRE``)."""
     pattern: str | None = None
     """A regular expression every item must match in full, described by ``pattern_says``."""
     pattern_says: str = ""
