@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
 from tao.approval.policy import Policy
-from tao.errors import describe_error
+from tao.errors import ConfigError, describe_error
 from tao.events import Event, FinalEvent
 from tao.models import Model
 from tao.models.base import ModelReply
@@ -196,6 +196,22 @@ class Agent:
         """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
         return RunHandle(_SyncDriver(self._parts(), observers, ignore), self._begin(task, history))
 
+    def start_resume(self, run: str | RunResult, *, observers: Observers = ()) -> RunHandle:
+        r""":meth:`resume` in a thread; a worker ``interrupt()``\ s it when told to stop."""
+        return RunHandle(_SyncDriver(self._parts(), observers, ignore), self._reopen(run, None))
+
+    def submit(self, task: str, *, queue: str | None = None) -> str:
+        """Put ``task`` on a queue of workers (``tao worker``, or :class:`tao.workers.worker.
+        Worker` in your own process, where your tools live); returns its run id, ``queued``.
+        Needs ``pip install 'tao[workers]'`` and a run log (``TAO_DATABASE_URL`` for many
+        machines)."""
+        from tao.workers.queue import submit_run
+
+        store = self.run_log()
+        if store is None:
+            raise ConfigError("a submitted run lives in the run log: use record=True")
+        return submit_run(store, task, self.model.name, self.config, queue)
+
     def _stream(self, start: Start, observers: Sequence[RunObserver]) -> Iterator[Event]:
         events: queue.Queue[Event | BaseException] = queue.Queue()
         driver = _SyncDriver(self._parts(), observers, events.put)
@@ -258,9 +274,12 @@ class Agent:
         )
 
     def run_log(self) -> Store | None:
-        """The store this agent records into, opened on first use; ``None`` with record=False."""
+        """The store this agent records into, opened on first use; ``None`` with record=False.
+        ``record`` set to a store after the agent was made (a worker lends its own) counts."""
         if self.record is False:
             return None
+        if self._store is None and not isinstance(self.record, bool):
+            self._store = self.record
         if self._store is None:
             from tao.store.factory import open_store
 
@@ -297,7 +316,14 @@ class RunHandle:
 
         A tool call in flight is abandoned (its thread ends on its own); the result is
         ready at once."""
-        self._driver.stop(Status.CANCELLED)
+        self._stop(Status.CANCELLED)
+
+    def interrupt(self) -> None:
+        """End the run as ``interrupted`` now (resumable), as Ctrl-C would: a worker stopping."""
+        self._stop(Status.INTERRUPTED)
+
+    def _stop(self, status: Status) -> None:
+        self._driver.stop(status)
         if self._driver.result is not None and self._driver.closed:
             self._outcome = self._driver.result
             self._ended.set()

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
-from tao.errors import ConfigError, ResumeError
+from tao.errors import ConfigError, ResumeError, TaoError
 from tao.state.config import Decision, PendingCall, RunConfig, Settings
 from tao.state.result import Status
 from tao.state.setting import unrecorded
@@ -61,7 +61,26 @@ def _decide(
     log = _open(store)
     run_id = log.resolve(run_id)
     with RunLease(log, run_id).holding():  # not while a process acts for it (SPEC R5)
-        return _record_decision(log, run_id, decision, calls)
+        _record_decision(log, run_id, decision, calls)
+    _back_to_queue(log, run_id)
+    return run_id
+
+
+def _back_to_queue(log: Store, run_id: str) -> None:
+    """A submitted run (``tao submit``) goes back to its queue once decided, where any free
+    worker continues it (issue 28); a run started in a process waits for ``tao resume``."""
+    config = log.get_summary(run_id).config
+    if config is None or config.queue is None:
+        return
+    from tao.workers.queue import enqueue
+
+    try:
+        enqueue(run_id, config.queue, again=True)
+    except TaoError as error:
+        raise ResumeError(
+            f"the decision on run {run_id} is recorded, but it could not go back to its "
+            f"queue ({error}); continue it with `tao resume {run_id}`"
+        ) from None
 
 
 def _record_decision(

@@ -57,6 +57,15 @@ _CALL_OPTION = click.option(
 )
 
 
+def _next_step(run_id: str) -> str:
+    """A submitted run went back to its queue; any other waits for `tao resume`."""
+    with open_store() as store:
+        config = store.get_summary(run_id).config
+    if config is not None and config.queue is not None:
+        return f"it is back on queue {config.queue!r}: a free worker continues it"
+    return f"continue it with: tao resume {run_id}"
+
+
 @click.command("approve")
 @click.argument("run_id")
 @_CALL_OPTION
@@ -68,7 +77,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
         full = approve_run(run_id, calls=calls or None)
         echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
-        echo(f"continue it with: tao resume {full}")
+        echo(_next_step(full))
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -83,7 +92,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 
     try:
         full = deny_run(run_id, reason, calls=calls or None)
-        echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+        echo(f"denied the waiting call(s) of run {full}; {_next_step(full)}")
     except TaoError as error:
         raise cli_error(error) from None
 

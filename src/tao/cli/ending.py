@@ -36,6 +36,7 @@ EXIT = {
     Status.AWAITING_APPROVAL: 4,
     Status.INTERRUPTED: 130,
     Status.CANCELLED: 130,
+    Status.QUEUED: 0,
 }
 #: A ``finished`` run whose answer was forced (:attr:`RunResult.forced`): the step budget or
 #: the repeats ran out and the last step could only answer, so the answer is no plain success.

@@ -23,7 +23,13 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
+from tao.cli.render import (
+    holder_words,
+    render_result_footer,
+    render_run_header,
+    render_step,
+    status_text,
+)
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import UsageProblem, cli_error
@@ -98,7 +104,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         [
             prefixes[summary.run_id],
             format_time(summary.started_at, seconds=False),
-            terminal_safe(summary.status),
+            terminal_safe(summary.status) + _held_by(summary.holder),
             str(summary.steps),
             f"{summary.tokens:,}",
             format_cost(summary.cost_usd),
@@ -122,12 +128,22 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         table.add_column(headers[i], no_wrap=True, justify=justify, width=widths[i])
     table.add_column("Task", overflow="fold", width=task_width)  # wrapped, never cut
     for row, summary in zip(rows, summaries, strict=True):
-        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
+        state = status_text(terminal_safe(summary.status))
+        state.append(row[2][len(state) :], style="dim")  # who holds it, if anyone
+        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], state]
         every += [row[3], row[4], row[5], Text(row[6])]
         cells = [every[i] for i in shown]
         mark = FOLLOW_UP if summary.parent_id is not None else ""
         table.add_row(*cells, Text(mark + " ".join(summary.task.split())))
     console.print(table)
+
+
+def _held_by(holder: str | None) -> str:
+    """`` @host:pid`` of the process or worker acting for a run now; empty when none."""
+    if holder is None:
+        return ""
+    words = holder_words(holder)  # "host vm, pid 42", or a worker's own id
+    return " @" + (words[5:].replace(", pid ", ":") if words.startswith("host ") else words)
 
 
 @runs.command("show")
@@ -145,7 +161,7 @@ def show_command(run_id: str, as_json: bool) -> None:
         echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
         return
     console = _console()
-    console.print(render_run_header(result, status=summary.status))
+    console.print(render_run_header(result, status=summary.status, holder=summary.holder))
     for step in result.steps:
         console.print(render_step(step, lang=result.lang))
     console.print(render_result_footer(result, status=summary.status))

@@ -318,8 +318,10 @@ def _reopened(
     lease: RunLease | None,
 ) -> Start:
     run_id = result.run_id
-    if checkpoint is None and result.status is Status.INTERRUPTED and not result.steps:
-        result.status = Status.RUNNING  # killed before its first checkpoint: start it over
+    fresh = result.status in (Status.INTERRUPTED, Status.QUEUED) and not result.steps
+    if checkpoint is None and fresh:
+        # killed before its first checkpoint, or submitted and never started: start it now
+        result.status = Status.RUNNING
         return Start(result, None, lease=lease)
     if not result.status.resumable or checkpoint is None:
         reason = f": {result.stop_reason}" if result.stop_reason else ""

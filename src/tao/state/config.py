@@ -282,6 +282,10 @@ class RunConfig:
     pre-approve its own calls, so only a person says it wrote the file. ``None``: as
     ``$TAO_TRUST_PROJECT_POLICY`` says. Never recorded: a resume or a follow-up is given it
     again, since the file may have changed (by an approved write) since the person said so."""
+    queue: str | None = setting(None)
+    """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
+    run paused for approval goes back to it once decided. ``None``: the process that starts
+    the run runs it."""
 
     def __post_init__(self) -> None:
         refuse_bad(self)  # each setting's range, choices or pattern, in its spec's words
@@ -359,6 +363,7 @@ class Settings(TypedDict, total=False):
     pass_env: tuple[str, ...]
     network: tuple[str, ...]
     trust_project_policy: bool | None
+    queue: str | None
     output_type: object
     """What ``result.output`` is made as (a pydantic model, a dataclass, a JSON Schema);
     recorded as its JSON Schema in ``output_schema``."""

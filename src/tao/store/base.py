@@ -128,6 +128,15 @@ class Store(ABC):
             result.run_id, "its start", lambda conn: insert_run(conn, result, config, restart=True)
         )
 
+    def queue_run(self, result: RunResult, config: RunConfig) -> None:
+        """Record a submitted run as ``queued``: its row and settings, no step, no checkpoint
+        (a worker starts it from its task, through the same reopen as ``tao resume``)."""
+        self._record(
+            result.run_id,
+            "its submission",
+            lambda conn: insert_run(conn, result, config, restart=False, status=Status.QUEUED),
+        )
+
     def add_step(self, result: RunResult, step: Step) -> None:
         """Record one finished step, its model call and new messages, in one transaction."""
         self.save_progress(result, (step,), None)
@@ -414,7 +423,7 @@ class Store(ABC):
         result = self.get_run(summary.run_id)
         record = summary.to_dict()
         usage_fields = ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens")
-        for name in (*usage_fields, "cost_usd", "tokens"):
+        for name in (*usage_fields, "cost_usd", "tokens", "holder"):  # holder: now, not the run
             del record[name]
         usage = result.usage.to_dict()
         yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})

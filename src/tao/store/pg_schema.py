@@ -29,6 +29,7 @@ from tao.store.schema import (
     V2_STATUSES,
     V4,
     V5,
+    V8_STATUSES,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -51,20 +52,25 @@ POSTGRES = Dialect(
     rowid="rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,\n        ",
 )
 
-_V2: tuple[str, ...] = (
-    "ALTER TABLE runs DROP CONSTRAINT runs_status_check",
-    f"ALTER TABLE runs ADD CONSTRAINT runs_status_check CHECK ({status_check(V2_STATUSES)})",
-)
+
+def _widened(statuses: tuple[str, ...]) -> tuple[str, ...]:
+    """A migration that lets ``runs.status`` take ``statuses`` (v2: interrupted and cancelled;
+    v8: queued): PostgreSQL alters the CHECK where SQLite rebuilds the table."""
+    return (
+        "ALTER TABLE runs DROP CONSTRAINT runs_status_check",
+        f"ALTER TABLE runs ADD CONSTRAINT runs_status_check CHECK ({status_check(statuses)})",
+    )
+
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(POSTGRES),
-    _V2,
+    _widened(V2_STATUSES),
     tables_v3(POSTGRES),
     V4,
     V5,
-    tables_v6(POSTGRES),
-    tables_v7(POSTGRES),
+    *(tables(POSTGRES) for tables in (tables_v6, tables_v7)),
+    _widened(V8_STATUSES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

@@ -34,6 +34,8 @@ Versions:
   ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
   and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
+* v8 (issue 28): ``runs.status`` may also be ``queued`` (``tao submit``: waiting for a
+  worker). SQLite rebuilds ``runs`` again, as for v2, with every column v3 to v7 added.
 
 Design notes:
 
@@ -54,12 +56,14 @@ from tao.errors import StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
-#: Statuses a v2 log accepts: every :class:`tao.Status`.
+#: Statuses a v2 log accepts.
 V2_STATUSES = (*V1_STATUSES, "interrupted", "cancelled")
+#: Statuses a v8 log accepts: every :class:`tao.Status`.
+V8_STATUSES = (*V2_STATUSES, "queued")
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,27 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+#: The columns v3 to v7 added to ``runs``, as a rebuilt table adds them again.
+_LATER_RUN_COLUMNS = (
+    ("state_messages", "INTEGER"),
+    ("parent_id", "TEXT"),
+    ("cost_usd", "REAL"),
+    ("lease_holder", "TEXT"),
+    ("lease_since", "REAL"),
+    ("lease_until", "REAL"),
+)
+_V8_COLUMNS = ", ".join((RUN_COLUMNS, *(name for name, _ in _LATER_RUN_COLUMNS)))
+
+#: v7 -> v8 in SQLite: rebuild ``runs`` with ``queued`` in its CHECK, as ``_V2`` did.
+_V8: tuple[str, ...] = (
+    runs_table(SQLITE, "runs_v8", V8_STATUSES),
+    *(f"ALTER TABLE runs_v8 ADD COLUMN {name} {kind}" for name, kind in _LATER_RUN_COLUMNS),
+    f"INSERT INTO runs_v8 (rowid, {_V8_COLUMNS}) SELECT rowid, {_V8_COLUMNS} FROM runs",  # noqa: S608 (constants)
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v8 RENAME TO runs",
+    RUNS_INDEX,
+)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -230,6 +255,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
+    _V8,
 )
 
 assert len(MIGRATIONS) == SCHEMA_VERSION
