@@ -308,3 +308,14 @@ def test_the_sandbox_mode_is_declared_once_as_a_process_setting() -> None:
     assert runner.invoke(probe, [], env={"TAO_SANDBOX": "off"}).output.strip() == "off"
     assert runner.invoke(probe, []).output.strip() == "auto"
     assert runner.invoke(probe, ["--sandbox", "sometimes"]).exit_code == 2
+
+
+def test_submit_takes_the_run_settings_but_those_a_person_gives_each_time() -> None:
+    """``tao submit`` (issue 28) takes ``tao run``'s options, derived the same way; a setting
+    that is never recorded (``--trust-project-policy``) is not among them: a worker runs the
+    task later, from the run log, where that word of the person's is not kept."""
+    submit, run = _params(main.commands["submit"]), _params(main.commands["run"])
+    recorded = {name for name, spec in shown_settings("run").items() if spec.recorded}
+    assert recorded <= set(submit)
+    assert all(submit[name].opts == run[name].opts for name in recorded)
+    assert "trust_project_policy" in run and "trust_project_policy" not in submit

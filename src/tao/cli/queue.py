@@ -27,6 +27,7 @@ from tao.cli.usage import cli_error
 from tao.errors import ConfigError, TaoError
 from tao.state.config import RunConfig
 from tao.state.result import Status
+from tao.state.setting import unrecorded
 from tao.store.factory import open_store
 
 #: ``tao run`` options that need this process (a person, a connection, no log): a submitted
@@ -73,7 +74,7 @@ submit = RunCommand(
     "submit",
     callback=_submit,
     params=[
-        *(p for p in run.params if p.name not in ("trust_project_policy",)),
+        *(p for p in run.params if p.name not in unrecorded(RunConfig)),  # a worker's, later
         click.Option(["--queue"], metavar="NAME", help="The queue (default: tao)."),
         click.Option(["--wait"], is_flag=True, help="Wait until it ends or pauses."),
     ],
