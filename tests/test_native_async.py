@@ -112,7 +112,7 @@ def test_arun_mirrors_run(replay: Replay) -> None:
         ]
         return d
 
-    assert shape(async_.to_dict()) == shape(sync.to_dict())
+    assert shape(async_.to_json()) == shape(sync.to_json())
 
 
 def test_stream_yields_text_actions_observations_and_the_result_last(replay: Replay) -> None:

@@ -105,7 +105,7 @@ def test_a_runs_cost_is_unknown_once_one_answered_call_has_no_price() -> None:
     assert usage.plus(_step(5, None)).cost_usd is None
     assert usage.plus(_step(5, None)).plus(_step(6, 1.0)).cost_usd is None
     # A usage record written before costs were kept: unknown, not $0.
-    assert Usage.from_dict({"model_calls": 2, "input_tokens": 5}).cost_usd is None
+    assert Usage.from_json({"model_calls": 2, "input_tokens": 5}).cost_usd is None
     assert Usage().cost_usd == 0.0  # nothing spent yet
 
 

@@ -431,7 +431,10 @@ class _AsyncDriver(Driver):
                 reply = await acomplete(request.request, on_text)
         except Exception as error:
             return ModelFailure(describe_error(error), time.perf_counter() - started)
-        assert isinstance(reply, ModelReply)
+        if not isinstance(reply, ModelReply):  # a hand-written model's mistake: a failed call
+            kind = type(reply).__name__
+            message = f"the model returned {kind}, not a ModelReply"
+            return ModelFailure(message, time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
 
     async def act(self, request: RunTools) -> list[Outcome]:

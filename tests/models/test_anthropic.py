@@ -421,3 +421,23 @@ def test_cache_reads_and_writes_are_priced_at_their_rates(wire: Any) -> None:
     usage = Usage(input_tokens=812, output_tokens=58, cache_read_tokens=100, cache_write_tokens=300)
     price = calc_price(usage, "claude-sonnet-5", provider_id="anthropic").total_price
     assert reply.cost_usd == float(price) > 0
+
+
+def test_a_prompt_too_long_names_the_window_issue_27(wire: Any) -> None:
+    """Anthropic's refusal for size, through its SDK: the error names the limit, and a run
+    learns its window from it (tao.models.window.overflow)."""
+    from tao.models.window import Overflow, overflow
+
+    wire.json(
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 208310 tokens > 200000 maximum",
+            },
+        },
+        status=400,
+    )
+    with pytest.raises(ModelError) as refused:
+        model(wire).complete(ModelRequest(messages=QUESTION))
+    assert overflow(str(refused.value)) == Overflow(200000, 208310)

@@ -79,7 +79,7 @@ def not_started(error: TaoError | click.ClickException, as_json: bool) -> NoRetu
 
 
 def _error_object(run: RunResult | None, message: str) -> None:
-    data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
+    data: JSONObject = run.to_json() if run is not None else {"run_id": None}
     data.update(status="error", error=message)
     echo_json(json.dumps(data, ensure_ascii=False))
 
@@ -121,7 +121,7 @@ def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoRe
     that could not work is suggested.
     """
     if as_json:
-        echo_json(json.dumps(result.to_dict(), ensure_ascii=False))
+        echo_json(json.dumps(result.to_json(), ensure_ascii=False))
     if result.status in (Status.INTERRUPTED, Status.CANCELLED):
         how = (
             f"continue it with: tao resume {result.run_id}"

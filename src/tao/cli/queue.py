@@ -139,7 +139,7 @@ def _wait(run_id: str, as_json: bool, timeout: float | None) -> None:
     except TaoError as error:
         raise cli_error(error) from None
     if as_json:
-        echo_json(json.dumps(summary.to_dict(), ensure_ascii=False))
+        echo_json(json.dumps(summary.to_json(), ensure_ascii=False))
     else:
         echo(
             f"{summary.run_id} {summary.status}" + (f": {summary.answer}" if summary.answer else "")

@@ -82,6 +82,8 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     if note:
         title.append(f" {note}", style="red")
     parts: list[RenderableType] = [Rule(title, align="left", style="red" if failed else "dim")]
+    for record in step.compactions:  # made for this step's request (issue 27)
+        parts.append(Text(f"⤓ {terminal_safe(record.describe())}", style="magenta"))
 
     if step.thought:
         parts.append(Text.assemble((f"{labels.thought}: ", "bold dim"), (step.thought, "italic")))

@@ -93,7 +93,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         summaries = store.list_runs(limit=limit, status=status)
         prefixes = store.unique_prefixes(s.run_id for s in summaries)
     if as_json:
-        echo_json(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
+        echo_json(json.dumps([s.to_json() for s in summaries], ensure_ascii=False, indent=2))
         return
     console = _console()
     if not summaries:
@@ -158,7 +158,7 @@ def show_command(run_id: str, as_json: bool) -> None:
         interrupted = summary.status is Status.INTERRUPTED
         stopped = store.load_state(summary.run_id) if interrupted else None
     if as_json:
-        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        echo_json(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
     console = _console()
     console.print(render_run_header(result, status=summary.status, holder=summary.holder))

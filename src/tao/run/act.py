@@ -73,7 +73,7 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
     """Find the tool and validate the arguments; anything wrong is already an Outcome."""
     tool = find_tool(call.tool, tools)
     if tool is None:
-        available = ", ".join(tools)
+        available = ", ".join(name for name in tools if name != "recall")  # the stubs name it
         problem = name_problem(call.tool)
         why = f" ({problem})" if problem is not None else ""
         return Outcome(

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar, dataclass_transform
 
 from tao.models.base import Message, ModelReply, ModelRequest
+from tao.models.window import Counter
 from tao.protocol.labels import Labels
 from tao.run.output import OutputSpec
 from tao.state.budget import Usage
 from tao.state.calls import Outcome, Ready
+from tao.state.compaction import Compaction
 from tao.state.config import Checkpoint, Decision, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.result import Status, Step
@@ -90,13 +92,22 @@ class StepsDone:
     length: int = 0
     elapsed_s: float = 0.0
     """Run time spent when ``steps`` were done."""
+    compactions: tuple[Compaction, ...] = ()
+    """Every compaction of the run so far: what the model is shown instead of the transcript."""
+    window: int | None = None
+    """The context window the run keeps to (set, the backend's, or learned)."""
 
     def checkpoint(self) -> Checkpoint | None:
         """Where the run stands after ``steps``. Made when wanted, not every turn: a run log
         writes only the latest one held, and a run with no log wants only its last."""
         if self.transcript is None:
             return None
-        return Checkpoint(messages=tuple(self.transcript[: self.length]), elapsed_s=self.elapsed_s)
+        return Checkpoint(
+            messages=tuple(self.transcript[: self.length]),
+            elapsed_s=self.elapsed_s,
+            compactions=self.compactions,
+            window=self.window,
+        )
 
 
 Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepsDone
@@ -165,3 +176,8 @@ class LoopSetup:
     """Whether the backend takes stop sequences; the loop cuts client-side anyway (L3)."""
     output: OutputSpec | None = None
     """What a final answer must be (``config.output_schema``), checked before it is taken."""
+    window: int | None = None
+    """The model's context window in tokens, if known before the first request
+    (``config.context_window``, else the backend's, :func:`tao.models.window.window_of`)."""
+    count: Counter | None = None
+    """Tokens a prompt takes by the backend's own tokenizer; ``None``: an estimate."""

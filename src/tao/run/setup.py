@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Literal
 from tao.errors import ConfigError, ResumeError, StateError, UnknownSettingError
 from tao.models import Message, Model, load_model
 from tao.models.pricing import cost_known
+from tao.models.window import counter_of, estimate, window_of
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.run.exchange import LoopSetup
 from tao.run.output import OutputSpec, schema_of
+from tao.run.policies import policy_named
 from tao.state.budget import Usage
-from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.config import COMPACTIONS, Checkpoint, Decision, RunConfig
 from tao.state.result import RunResult, Status
 from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
@@ -52,6 +54,13 @@ KEYWORDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {"model", 
 def finish(answer: str) -> str:
     """Finish the task with your answer."""
     return answer
+
+
+def recall(step: int) -> str:
+    """Show again the full observation of an earlier step that was compacted."""
+    # The loop answers recall from the run's own record (tao.run.compaction.recalled);
+    # this body runs only if a caller invokes the tool outside a run.
+    return f"Error: recall[{step}] works only inside a run"
 
 
 def new_run_id() -> str:
@@ -148,6 +157,8 @@ def build_setup(
         specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
     )
     named = {tool.name: tool for tool in resolved}
+    if named and config.compaction != "none" and "recall" not in named:
+        named["recall"] = make_tool(recall, trusted_output=True)  # fenced by the loop
     named["finish"] = make_tool(finish)
     return Built(config, backend, _loop_setup(config, backend, named), settings.get("output_type"))
 
@@ -176,10 +187,12 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         system = config.system_prompt
     elif protocol == "native":
         system = prompts.native_system_prompt(labels)
-    else:
-        system = prompts.system_prompt(labels, list(tools.values()))
+    else:  # recall is not announced: the stubs that need it say how to call it
+        system = prompts.system_prompt(labels, [t for n, t in tools.items() if n != "recall"])
     if output is not None:
         system += "\n" + output.hint()
+    if config.compaction not in COMPACTIONS:
+        policy_named(config.compaction)  # a policy that cannot load fails here, not mid-run
     return LoopSetup(
         config=config,
         labels=labels,
@@ -190,6 +203,8 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         answer_grammar=answer_grammar,
         send_stop=model.supports_stop,
         output=output,
+        window=window_of(model, config.context_window),
+        count=counter_of(model) if counter_of(model) is not estimate else None,
     )
 
 

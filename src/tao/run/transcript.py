@@ -18,6 +18,7 @@ from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_
 from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.run.repeats import Earlier
 from tao.state.calls import Call, Outcome
+from tao.state.compaction import Compaction
 from tao.state.config import Completed, Decision
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Step, StepKind
@@ -176,6 +177,8 @@ class Turn:
     """Tool calls of the reply refused over ``max_calls_per_reply`` (not run, not kept)."""
     forced: str | None = None
     """Why this reply could only be the final answer, if it was made to be."""
+    compactions: tuple[Compaction, ...] = ()
+    """Compactions made for this reply's request (the trace shows them on its step)."""
 
 
 def action_step(
@@ -236,6 +239,7 @@ def make_step(
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
         call_index=position,
         repeat_of=repeat_of,
+        compactions=turn.compactions if first else (),
     )
 
 

@@ -54,7 +54,7 @@ class RunsApi:
                     summary = store.get_summary(run_id)
                 except UnknownRunError as error:
                     raise ApiError(404, str(error), code="run_not_found") from None
-            return JSONResponse(summary.to_dict())
+            return JSONResponse(summary.to_json())
 
         return await anyio.to_thread.run_sync(read)
 

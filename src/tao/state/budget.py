@@ -8,11 +8,11 @@ HotpotQA and 5 for FEVER.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from tao.state import codec, migrations
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
 
@@ -73,16 +73,14 @@ class Usage:
             cost_usd=cost,
         )
 
-    def to_dict(self) -> JSONObject:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def to_json(self) -> JSONObject:
+        return codec.encode(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
-        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        values.setdefault("cost_usd", None)
-        return cls(**values)  # type: ignore[arg-type]
+    def from_json(cls, data: Mapping[str, JSON]) -> Usage:
+        """Read :meth:`to_json`'s JSON; one written before costs were kept has an unknown cost
+        (:data:`tao.state.migrations.USAGE_MISSING`); a wrong shape is a ``ValueError``."""
+        return codec.decode(cls, dict(data), "usage")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,3 +132,6 @@ class Budget:
 def _usd(amount: float) -> str:
     """``$0.5``, ``$0.000023``: dollars to the millionth, without trailing zeros."""
     return "$" + f"{amount:.6f}".rstrip("0").rstrip(".")
+
+
+codec.shape(Usage, missing=migrations.USAGE_MISSING)

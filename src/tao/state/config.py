@@ -2,13 +2,9 @@
 
 These cross module boundaries (agent, loop, run log, CLI, web page), so each is a
 frozen dataclass with a docstring per field; JSON appears only at the run log's
-edge, through ``to_json``/``from_json``. A record written by an older tao is
-migrated on the way in (``Checkpoint.from_json``), never misread.
-
-Checkpoint versions: 0 (tao 0.1: decisions by position), 1 (ids, ``executing``), 2 (the
-journal's second half, ``completed``, and ``PendingCall.interrupted``; a v1 checkpoint
-has no completion records, so a v1 turn that was ``executing`` puts every approved call
-with side effects back to a person, SPEC R1).
+edge, through ``to_json``/``from_json`` (both :mod:`tao.state.codec`, which the
+``codec.shape`` calls below tune). A record written by an older tao is upgraded on the
+way in (:mod:`tao.state.migrations`), never misread.
 
     config = RunConfig(model="local", tools=("calc",), max_steps=5)
     agent = Agent(config=config)
@@ -21,28 +17,37 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Self, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Literal, Self, TypedDict, TypeVar, get_args
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
 from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.protocol.labels import LABELS
-from tao.state.budget import Budget
+from tao.state import codec, migrations
+from tao.state.compaction import Compaction
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
-from tao.state.setting import Setting, Variant, refuse_bad, setting, unrecorded
+from tao.state.setting import Setting, Variant, refuse_bad, setting, settings_of, unrecorded
 
+if TYPE_CHECKING:
+    from tao.state.budget import Budget
+
+T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
 Decision = bool | str
 
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = migrations.CHECKPOINT_VERSION
 #: Children that ``RunConfig.network`` may let reach the network.
 NETWORK_KINDS = ("tests", "mcp")
+#: The built-in compaction policies (tao.run.compaction); ``module:attribute`` names another.
+COMPACTIONS = ("elide", "summarize", "none")
 #: A variable name ``pass_env`` accepts (the sandbox's own rule, repeated to keep this light).
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 #: A setting ``tao eval`` shows exactly as ``tao run`` does.
 SAME = Variant()
+#: What ``compaction`` takes: a built-in policy, or ``module:attribute`` naming your own.
+COMPACTION = rf"(?:{'|'.join(COMPACTIONS)}|[^:]+:.+)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,19 +65,12 @@ class EvalTag:
     """The prompting strategy (``react``, ``cot-sc``…)."""
 
     def to_json(self) -> JSONObject:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> EvalTag:
         """Read a stored tag; a wrong shape is a :class:`StateError`."""
-        if not isinstance(data, dict):
-            raise StateError(f"stored config: eval_tag must be an object, not {data!r}")
-        values = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
-        if not all(isinstance(values[n], str) for n in ("benchmark", "question_id", "gold")) or (
-            not isinstance(values["strategy"], str | None)
-        ):
-            raise StateError(f"stored config: eval_tag has missing or mistyped fields: {data!r}")
-        return cls(**values)  # type: ignore[arg-type]
+        return _stored(cls, data, "stored config", "eval_tag")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +266,39 @@ class RunConfig:
         ),
     )
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
+    context_window: int | None = setting(
+        None,
+        Setting(
+            flag="--context-window",
+            minimum=256,
+            metavar="TOKENS",
+            help="Tokens the model's context holds [default: the backend's, else learned "
+            "from its first refusal for size].",
+            eval=Variant(
+                help="Tokens the model's context holds (default: the backend's, else learned)."
+            ),
+        ),
+    )
+    """Tokens the model's context holds (``--context-window``); ``None``: the backend's own
+    (the embedded model's ``n_ctx``, the table of known API models), else learned from the
+    first request the provider refuses for size (docs/long-runs.md)."""
+    compaction: str = setting(
+        "elide",
+        Setting(
+            flag="--compaction",
+            pattern=COMPACTION,
+            pattern_says=f"a policy: give {', '.join(COMPACTIONS)}, or module:attribute",
+            help="What the model is shown of older steps near the window: elide, summarize, "
+            "none, or module:attribute (docs/long-runs.md).",
+            eval=Variant(
+                help="What the model is shown of older steps near the window: elide, "
+                "summarize, none, or module:attribute."
+            ),
+        ),
+    )
+    """What the model is shown of older steps once the transcript nears the window
+    (``--compaction``): ``elide`` (stubs that the ``recall`` tool brings back), ``summarize``
+    (a recorded model call), ``none``, or ``module:attribute`` naming your own policy."""
     trust_project_policy: bool | None = setting(
         None,
         Setting(
@@ -292,6 +323,10 @@ class RunConfig:
 
     def budget(self) -> Budget:
         """The limits of the run (SPEC L5), money included when set: its fields of those names."""
+        # Imported here: the budget module holds Usage, which reads and writes itself
+        # through the codec, and a settings record need not stand on that to be read.
+        from tao.state.budget import Budget
+
         return Budget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Budget)})
 
     def replace(self, **changes: object) -> RunConfig:
@@ -300,34 +335,21 @@ class RunConfig:
 
     def to_json(self) -> JSONObject:
         """What the run log records: every setting but those a person gives each time."""
-        kept = (f.name for f in dataclasses.fields(self) if f.name not in unrecorded(self))
-        data: JSONObject = {name: getattr(self, name) for name in kept}
-        data["tools"] = list(self.tools)
-        data["pass_env"], data["network"] = list(self.pass_env), list(self.network)
-        data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
-        return data
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
         """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types
         refused, and a setting that is never recorded is not read back from one."""
-        names = {f.name: f for f in dataclasses.fields(cls) if f.name not in unrecorded(cls)}
-        values: dict[str, object] = {k: v for k, v in data.items() if k in names}
-        tools = data.get("tools", [])
-        if not isinstance(tools, list):
-            raise StateError(f"stored config: tools must be a list, not {tools!r}")
-        values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
-        for name in ("pass_env", "network"):
-            listed = data.get(name, [])
-            if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
-                raise StateError(f"stored config: {name} must be a list of names, not {listed!r}")
-            values[name] = tuple(listed)
-        tag = data.get("eval_tag")
-        values["eval_tag"] = None if tag is None else EvalTag.from_json(tag)
-        try:
-            return cls(**values)  # type: ignore[arg-type]
-        except (TypeError, ValueError) as error:
-            raise StateError(f"stored config is not valid: {error}") from None
+        never = unrecorded(cls)
+        return _stored(cls, {k: v for k, v in data.items() if k not in never}, "stored config")
+
+
+#: A setting that is never recorded is no key of the stored config (see Setting.recorded).
+codec.shape(
+    RunConfig,
+    keys=tuple(f.name for f, _ in settings_of(RunConfig) if f.name not in unrecorded(RunConfig)),
+)
 
 
 class Settings(TypedDict, total=False):
@@ -362,6 +384,8 @@ class Settings(TypedDict, total=False):
     eval_tag: EvalTag | None
     pass_env: tuple[str, ...]
     network: tuple[str, ...]
+    context_window: int | None
+    compaction: str
     trust_project_policy: bool | None
     queue: str | None
     output_type: object
@@ -425,34 +449,12 @@ class PendingCall:
         return f"s{self.step}c{self.position}-{self.digest[:12]}"
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {"id": self.id, "digest": self.digest}
-        for name in ("step", "position", "tool", "arguments", "preview"):
-            data[name] = getattr(self, name)
-        data["effects"] = list(self.effects)
-        data["interrupted"] = self.interrupted
-        if self.reason is not None:
-            data["reason"] = self.reason
-        if self.thought is not None:
-            data["thought"] = self.thought
-        return data
+        return codec.encode(self)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, JSON], step: int = 0) -> PendingCall:
-        """Read a stored call (one written before ids existed gets them now)."""
-        arguments = data.get("arguments")
-        effects = data.get("effects") or []
-        preview, reason, thought = data.get("preview"), data.get("reason"), data.get("thought")
-        return cls(
-            step=_int(data.get("step", step)),
-            position=_int(data.get("position", 0)),
-            tool=str(data.get("tool", "")),
-            arguments=arguments if isinstance(arguments, dict) else {},
-            effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
-            preview=preview if isinstance(preview, str) else None,
-            interrupted=data.get("interrupted") is True,
-            reason=reason if isinstance(reason, str) else None,
-            thought=thought if isinstance(thought, str) else None,
-        )
+    def from_json(cls, data: Mapping[str, JSON]) -> PendingCall:
+        """Read a stored call; a wrong shape is a :class:`StateError`."""
+        return _stored(cls, dict(data), "stored call")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,17 +472,7 @@ class Completed:
     """The tool whose output this is, when that output is untrusted data (SPEC S4)."""
 
     def to_json(self) -> JSONObject:
-        return {"observation": self.observation, "duration_s": self.duration_s,
-                "source": self.source}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, JSON]) -> Completed:
-        duration, source = data.get("duration_s"), data.get("source")
-        return cls(
-            observation=str(data["observation"]),
-            duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
-            source=source if isinstance(source, str) else None,
-        )
+        return codec.encode(self)
 
 
 @frozen(kw_only=True)
@@ -519,6 +511,11 @@ class Checkpoint:
     refused_calls: int = 0
     """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
     that run, so a resumed run refuses the same ones, and the record stays small."""
+    compactions: tuple[Compaction, ...] = ()
+    """What the model is shown instead of parts of ``messages`` (issue 27): recorded when
+    decided, so a resumed run shows the model exactly what it was shown."""
+    window: int | None = None
+    """The context window the run keeps to, learned ones included."""
 
     @property
     def cut_short(self) -> tuple[str, ...]:
@@ -530,113 +527,45 @@ class Checkpoint:
         return tuple(key for key in started if key not in self.completed)
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {
-            "schema_version": self.schema_version,
-            "messages": [cast(JSON, dict(m)) for m in self.messages],
-            "elapsed_s": self.elapsed_s,
-            "step": self.step,
-            "reply": _reply_json(self.reply) if self.reply is not None else None,
-            "pending": [p.to_json() for p in self.pending],
-            "decisions": dict(self.decisions),
-            "executing": self.executing,
-            "completed": {key: entry.to_json() for key, entry in self.completed.items()},
-            "approved": dict(self.approved),
-        }
-        if self.refused_calls:  # written only when there are some: older records stay the same
-            data["refused_calls"] = self.refused_calls
-        return data
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
         """Read a stored checkpoint of any version; an unreadable one is a :class:`StateError`."""
-        version = data.get("schema_version", 0)
-        if not isinstance(version, int) or version > CHECKPOINT_VERSION:
-            raise StateError(
-                f"checkpoint schema version {version!r} is newer than this tao "
-                f"({CHECKPOINT_VERSION}); upgrade tao to resume it"
-            )
-        try:
-            return cls._read(data, version)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise StateError(f"checkpoint is not valid: {type(error).__name__}: {error}") from None
-
-    @classmethod
-    def _read(cls, data: Mapping[str, JSON], version: int) -> Self:
-        step = data.get("step")
-        step = int(step) if isinstance(step, int | float) else None
-        pending = tuple(
-            PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
-            for p in cast(list[JSON], data.get("pending") or [])
-        )
-        decisions = cast(
-            dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {}))
-        )
-        if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
-            by_position = {str(p.position): p.id for p in pending}
-            decisions = {by_position.get(k, k): v for k, v in decisions.items()}
-        elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
-        reply = data.get("reply")
-        completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
-        approved = data.get("approved")
-        refused = data.get("refused_calls", 0)
-        return cls(
-            messages=tuple(cast(list[Message], data.get("messages") or [])),
-            elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
-            step=step,
-            reply=_reply_from(cast(Mapping[str, JSON], reply)) if isinstance(reply, dict) else None,
-            pending=pending,
-            decisions=decisions,
-            executing=bool(data.get("executing", False)),
-            completed={key: Completed.from_json(entry) for key, entry in completed.items()},
-            approved=dict(approved) if isinstance(approved, dict) else {},
-            refused_calls=_int(refused) if refused else 0,
-        )
+        return _stored(cls, dict(data), "checkpoint")
 
 
-def _int(value: JSON) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError(f"expected a number, got {value!r}")
-    return int(value)
+def _stored(cls: type[T], data: JSON, said: str, what: str = "") -> T:
+    """:func:`tao.state.codec.decode`, with a wrong shape as a :class:`StateError`."""
+    try:
+        return codec.decode(cls, data, what)
+    except codec.NewerVersionError as error:
+        raise StateError(f"{said} {error}; upgrade tao to resume it") from None
+    except codec.ShapeError as error:
+        raise StateError(f"{said} is not valid: {error}") from None
 
 
-def _reply_json(reply: ModelReply) -> JSONObject:
-    return {
-        "text": reply.text,
-        "input_tokens": reply.input_tokens,
-        "output_tokens": reply.output_tokens,
-        "evaluated_tokens": reply.evaluated_tokens,
-        "finish_reason": reply.finish_reason,
-        "cache_read_tokens": reply.cache_read_tokens,
-        "cache_write_tokens": reply.cache_write_tokens,
-        "cost_usd": reply.cost_usd,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw_arguments}
-            for c in reply.tool_calls
-        ],
-    }
-
-
-def _reply_from(data: Mapping[str, JSON]) -> ModelReply:
-    calls = cast(list[dict[str, JSON]], data.get("tool_calls") or [])
-    evaluated = data.get("evaluated_tokens")
-    finish = data.get("finish_reason")
-    cost = data.get("cost_usd")
-    return ModelReply(
-        text=str(data["text"]),
-        input_tokens=_int(data.get("input_tokens") or 0),
-        output_tokens=_int(data.get("output_tokens") or 0),
-        evaluated_tokens=_int(evaluated) if evaluated is not None else None,
-        finish_reason=finish if isinstance(finish, str) else None,
-        cache_read_tokens=_int(data.get("cache_read_tokens") or 0),
-        cache_write_tokens=_int(data.get("cache_write_tokens") or 0),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
-        tool_calls=tuple(
-            ToolCall(
-                str(c["id"]),
-                str(c["name"]),
-                cast(JSONObject, c.get("arguments") or {}),
-                str(c.get("raw") or ""),
-            )
-            for c in calls
-        ),
-    )
+codec.shape(
+    PendingCall,
+    keys=("id", "digest", "step", "position", "tool", "arguments", "preview", "effects",
+          "interrupted", "reason", "thought"),
+    computed=("id",),
+    omit_default=("reason", "thought"),
+    null_is_default=True,
+)  # fmt: skip
+codec.shape(Completed, null_is_default=True)
+codec.shape(
+    ModelReply,
+    keys=("text", "input_tokens", "output_tokens", "evaluated_tokens", "finish_reason",
+          "cache_read_tokens", "cache_write_tokens", "cost_usd", "tool_calls"),
+    null_is_default=True,
+)  # fmt: skip
+codec.shape(ToolCall, rename={"raw_arguments": "raw"}, null_is_default=True)
+codec.shape(
+    Checkpoint,
+    null_is_default=True,
+    version_key="schema_version",
+    omit_default=("refused_calls", "compactions", "window"),
+    version=CHECKPOINT_VERSION,
+    upgrades=migrations.CHECKPOINT,
+)

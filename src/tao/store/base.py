@@ -414,23 +414,23 @@ class Store(ABC):
         "model", "lang", "status", "answer", "error", "stop_reason", "started_at",
         "finished_at", "duration_s", "steps", "usage": {model_calls, input_tokens,
         output_tokens, evaluated_tokens, cost_usd}, "config"}``. Then one ``{"type": "step",
-        "run_id", ...}`` per step in order, carrying every :meth:`Step.to_dict`
+        "run_id", ...}`` per step in order, carrying every :meth:`Step.to_json`
         field. Its ``model_input`` holds the messages new since the step before
         (from index ``model_input_from``), as ``--json`` does; with ``full`` each
         step carries its whole input (``model_input_from`` 0), so each line stands alone.
         """
         summary = self.get_summary(run_id)
         result = self.get_run(summary.run_id)
-        record = summary.to_dict()
+        record = summary.to_json()
         usage_fields = ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens")
         for name in (*usage_fields, "cost_usd", "tokens", "holder"):  # holder: now, not the run
             del record[name]
-        usage = result.usage.to_dict()
+        usage = result.usage.to_json()
         yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
         before: Step | None = None
         for step in result.steps:
             since = 0 if full else step.new_messages_since(before)
-            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict(since)})
+            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_json(since)})
             before = step
 
 

@@ -24,12 +24,14 @@ migration leaves nothing half-done.
 
 from __future__ import annotations
 
+from tao.errors import InternalError
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
     V4,
     V5,
     V8_STATUSES,
+    V9,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -71,12 +73,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     *(tables(POSTGRES) for tables in (tables_v6, tables_v7)),
     _widened(V8_STATUSES),
+    V9,
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")
 
-assert len(MIGRATIONS) == SCHEMA_VERSION, "add the PostgreSQL twin of the new SQLite migration"
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError("add the PostgreSQL twin of the new SQLite migration")
 
 
 def _scalar(conn: Connection, sql: str, params: tuple[SQLValue, ...] = ()) -> object:

@@ -14,11 +14,11 @@ before paging.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
 from tao.errors import StateError, StoreError
+from tao.state import codec
 from tao.state.config import RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Status
@@ -83,13 +83,15 @@ class RunSummary:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def to_dict(self) -> JSONObject:
+    def to_json(self) -> JSONObject:
         """The ``--json`` shape of ``tao runs list``; ``config`` is ``{}`` when unknown."""
-        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["status"] = str(self.status)
-        data["config"] = self.config.to_json() if self.config is not None else {}
-        data["tokens"] = self.tokens
+        data = codec.encode(self)
+        if self.config is None:
+            data["config"] = {}
         return data
+
+
+codec.shape(RunSummary, computed=("tokens",))
 
 
 def read_config(text: str, run_id: str) -> RunConfig | None:

@@ -36,6 +36,9 @@ Versions:
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
 * v8 (issue 28): ``runs.status`` may also be ``queued`` (``tao submit``: waiting for a
   worker). SQLite rebuilds ``runs`` again, as for v2, with every column v3 to v7 added.
+* v9 (issue 27): ``steps.compactions``, the compactions made just before a step's model
+  request (JSON, :class:`tao.state.compaction.Compaction`); NULL: none (every row written
+  before v9). The checkpoint in ``runs.state`` holds all of a run's, for resume.
 
 Design notes:
 
@@ -52,11 +55,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.errors import StoreError
+from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -246,6 +249,9 @@ _V8: tuple[str, ...] = (
     RUNS_INDEX,
 )
 
+#: v8 -> v9, the same on both databases: what was compacted before a step's request.
+V9 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -256,9 +262,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v6(SQLITE),
     tables_v7(SQLITE),
     _V8,
+    V9,
 )
 
-assert len(MIGRATIONS) == SCHEMA_VERSION
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError(f"{len(MIGRATIONS)} SQLite migrations for schema {SCHEMA_VERSION}")
 
 
 class SchemaTooNewError(StoreError):

@@ -41,6 +41,7 @@ SELECT_STEPS = f"""
     SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
            s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced, s.cost_usd,
+           s.compactions,
            {_CALL.format(column="messages")} AS model_input,
            {_CALL.format(column="input_count")} AS input_count,
            {_CALL.format(column="reply")} AS model_output
@@ -50,8 +51,9 @@ SELECT_STEPS = f"""
 _INSERT_STEP = """
     INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
-        output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, compactions,
+        created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
         argument = excluded.argument, arguments = excluded.arguments,
@@ -60,7 +62,7 @@ _INSERT_STEP = """
         tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
         output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
         call_index = excluded.call_index, cost_usd = excluded.cost_usd,
-        created_at = excluded.created_at
+        compactions = excluded.compactions, created_at = excluded.created_at
 """
 
 _INSERT_MODEL_CALL = """
@@ -91,8 +93,12 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
     data["model_input"] = [*cast(list[JSON], messages[: row["input_count"] or 0]), *inline]
     data["model_output"] = row["model_output"] or ""
     data["forced"] = bool(row["forced"])
+    compactions = loads(row["compactions"] or "[]", where)
+    if not isinstance(compactions, list):
+        raise StateError(f"the run log holds damaged compactions in {where}")
+    data["compactions"] = compactions
     try:
-        return Step.from_dict(data)
+        return Step.from_json(data)
     except (TypeError, ValueError) as error:
         raise StateError(f"the run log holds a damaged {where}: {error}") from None
 
@@ -109,12 +115,14 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     key = (result.run_id, step.index)
     now = time.time()
     arguments = None if step.arguments is None else dumps(redact_json(step.arguments))
+    records: JSON = [c.to_json() for c in step.compactions]
+    compactions = dumps(redact_json(records)) if step.compactions else None
     conn.execute(
         _INSERT_STEP,
         (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
          arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
          step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
-         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, now),
+         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, compactions, now),
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))

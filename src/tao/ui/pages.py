@@ -254,6 +254,7 @@ def step_html(step: Step, labels: Labels) -> str:
     )
     parts = [f'<article class="step{" failed" if failed else ""}" id="step-{step.index}">',
              f'<div class="step-head">{head}</div>']  # fmt: skip
+    parts += [f'<p class="compaction">{e(c.describe())}</p>' for c in step.compactions]
     if step.thought:
         parts.append(
             f'<p class="thought"><span class="label">{e(labels.thought)}</span> '
