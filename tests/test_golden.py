@@ -34,7 +34,7 @@ def _maker() -> ModuleType:
 
 
 #: Fields added to a step's JSON since the reference was recorded (each in CHANGELOG.md).
-ADDED_STEP_FIELDS = {"repeat_of", "forced", "cost_usd", "compactions"}  # issue 27
+ADDED_STEP_FIELDS = {"repeat_of", "forced", "cost_usd", "compactions", "approval"}  # 27, 30
 #: Fields added to a run's JSON since then: ``parent_id`` (follow-ups, issue 15), null here.
 ADDED_RUN_FIELDS = {"parent_id": None, "forced": False}  # forced: issue 30
 #: Added to the run's usage since (issue 15): a replayed model's cost is unknown, not $0.

@@ -37,6 +37,7 @@ from tao.errors import (
 )
 from tao.events import (
     ActionEvent,
+    AnswerEvent,
     ApprovalEvent,
     Event,
     FinalEvent,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionEvent",
     "Agent",
+    "AnswerEvent",
     "ApprovalEvent",
     "Cancelled",
     "Checkpoint",

@@ -238,9 +238,10 @@ def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> No
     """M3: a log from a newer tao says to upgrade tao."""
     tao_home.mkdir(mode=0o700, parents=True)
     conn = sqlite3.connect(tao_home / "tao.db")
-    conn.execute("PRAGMA user_version = 99")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     out = tao_cli("runs", "show", "abc")
+    newer = SCHEMA_VERSION + 1
     _assert_one_line_error(
-        out, f"newer tao (schema v99, this tao knows v{SCHEMA_VERSION}); upgrade tao"
+        out, f"newer tao (schema v{newer}, this tao knows v{SCHEMA_VERSION}); upgrade tao"
     )

@@ -28,7 +28,7 @@ from tao.errors import StateError, StoreError
 from tao.models.base import ModelReply, ToolCall
 from tao.state.budget import Usage
 from tao.state.compaction import Compaction
-from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.config import Approval, Checkpoint, PendingCall, RunConfig
 from tao.state.result import Status, StepKind
 from tao.store import SCHEMA_VERSION, STATUSES, RunRecorder, Store
 from tao.store.factory import open_store
@@ -89,8 +89,17 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             messages=({"role": "user", "content": "Observation: [observation of step 1]"},),
         ),
     )  # fmt: skip
+    yes = Approval(approved=True, by="ann", via="web", at=1.5, reason="ok")
     steps = [
-        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125, compactions=made),
+        runs.step(
+            1,
+            call_index=1,
+            repeat_of=1,
+            forced=True,
+            cost_usd=0.0125,
+            compactions=made,
+            approval=yes,
+        ),
         runs.step(
             2,
             compactions=made,
@@ -100,6 +109,7 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
             repeat_of=1,
             forced=True,
             cost_usd=0.5,
+            approval=Approval(approved=False, by="rule.toml", via="policy", at=2.0),
         ),
     ]
     for step in steps:

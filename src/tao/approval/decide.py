@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack
 
 from tao.errors import ConfigError, ResumeError, TaoError
-from tao.state.config import Decision, PendingCall, RunConfig, Settings
+from tao.state.config import Approval, Decision, PendingCall, RunConfig, Settings, Via
 from tao.state.result import Status
 from tao.state.setting import unrecorded
 
@@ -36,6 +36,8 @@ class Waiting:
 
     call: PendingCall
     decision: Decision | None
+    approval: Approval | None = None
+    """Who took ``decision``, when and from where (a log written before issue 30: none)."""
 
 
 def _open(store: Store | None) -> Store:
@@ -50,18 +52,19 @@ def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
     checkpoint = log.load_state(log.resolve(run_id))
     if checkpoint is None:
         return []
-    return [Waiting(p, checkpoint.decisions.get(p.id)) for p in checkpoint.pending]
+    return [
+        Waiting(p, checkpoint.decisions.get(p.id), checkpoint.approvals.get(p.id))
+        for p in checkpoint.pending
+    ]
 
 
-def _decide(
-    run_id: str, decision: Decision, store: Store | None, calls: Sequence[str] | None
-) -> str:
+def _decide(run_id: str, record: Approval, store: Store | None, calls: Sequence[str] | None) -> str:
     from tao.store.heartbeat import RunLease
 
     log = _open(store)
     run_id = log.resolve(run_id)
     with RunLease(log, run_id).holding():  # not while a process acts for it (SPEC R5)
-        _record_decision(log, run_id, decision, calls)
+        _record_decision(log, run_id, record, calls)
     _back_to_queue(log, run_id)
     return run_id
 
@@ -83,9 +86,7 @@ def _back_to_queue(log: Store, run_id: str) -> None:
         ) from None
 
 
-def _record_decision(
-    log: Store, run_id: str, decision: Decision, calls: Sequence[str] | None
-) -> str:
+def _record_decision(log: Store, run_id: str, record: Approval, calls: Sequence[str] | None) -> str:
     status = log.get_summary(run_id).status
     checkpoint = log.load_state(run_id)
     if status != Status.AWAITING_APPROVAL or checkpoint is None or not checkpoint.pending:
@@ -98,16 +99,26 @@ def _record_decision(
             f"call {', '.join(stale)} is not pending in run {run_id}; "
             f"it waits on: {', '.join(sorted(waiting))}"
         )
-    decisions = {**checkpoint.decisions, **{call: decision for call in chosen}}
-    log.save_state(run_id, dataclasses.replace(checkpoint, decisions=decisions))
+    decisions = {**checkpoint.decisions, **{call: record.decision for call in chosen}}
+    approvals = {**checkpoint.approvals, **{call: record for call in chosen}}
+    log.save_state(
+        run_id, dataclasses.replace(checkpoint, decisions=decisions, approvals=approvals)
+    )
     return run_id
 
 
 def approve_run(
-    run_id: str, *, calls: Sequence[str] | None = None, store: Store | None = None
+    run_id: str,
+    *,
+    calls: Sequence[str] | None = None,
+    store: Store | None = None,
+    via: Via = "python",
+    by: str | None = None,
 ) -> str:
-    """Approve the waiting calls (all, or those ``calls`` names); returns the full run id."""
-    return _decide(run_id, True, store, calls)
+    """Approve the waiting calls (all, or those ``calls`` names); returns the full run id.
+
+    The run log records who (``by``, default: this OS user), when and from where (``via``)."""
+    return _decide(run_id, Approval.taken(True, via, by), store, calls)
 
 
 def deny_run(
@@ -116,10 +127,12 @@ def deny_run(
     *,
     calls: Sequence[str] | None = None,
     store: Store | None = None,
+    via: Via = "python",
+    by: str | None = None,
 ) -> str:
     """Deny the waiting calls; the model is told, with ``reason``, and goes on."""
     decision: Decision = reason.strip() if reason and reason.strip() else False
-    return _decide(run_id, decision, store, calls)
+    return _decide(run_id, Approval.taken(decision, via, by), store, calls)
 
 
 def agent_for_run(

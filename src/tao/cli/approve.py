@@ -74,7 +74,7 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     from tao.approval.decide import approve_run
 
     try:
-        full = approve_run(run_id, calls=calls or None)
+        full = approve_run(run_id, calls=calls or None, via="cli")
         echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
         echo(_next_step(full))
@@ -91,7 +91,7 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
     from tao.approval.decide import deny_run
 
     try:
-        full = deny_run(run_id, reason, calls=calls or None)
+        full = deny_run(run_id, reason, calls=calls or None, via="cli")
         echo(f"denied the waiting call(s) of run {full}; {_next_step(full)}")
     except TaoError as error:
         raise cli_error(error) from None

@@ -114,6 +114,8 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
                 expand=False,
             )
         )
+    if step.approval is not None:  # who let the call run (or refused it), when, from where
+        parts.append(Text(_safe(step.approval.describe()) or "", style="magenta"))
     parts.append(Text(step_costs(step), style="dim"))
     return Group(*parts)
 

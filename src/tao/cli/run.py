@@ -24,7 +24,7 @@ from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
-from tao.events import Event, FinalEvent, ObservationEvent
+from tao.events import AnswerEvent, Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
 from tao.run.act import Person
@@ -73,7 +73,9 @@ def show_live(
     if shown is not None:
         live.start(refresh=True)
         if isinstance(agent.approve, Person):  # a prompt must not fight the status line
-            agent.approve = Person(paused(live, agent.approve.ask))  # still a person (R1)
+            agent.approve = dataclasses.replace(
+                agent.approve, ask=paused(live, agent.approve.ask)
+            )  # still a person (R1)
         elif agent.approve is not None:
             agent.approve = paused(live, agent.approve)
         if agent.executor is human_executor:
@@ -81,7 +83,7 @@ def show_live(
     try:
         for event in events:
             status.see(event)
-            if isinstance(event, ObservationEvent):
+            if isinstance(event, ObservationEvent | AnswerEvent):
                 console.print(render_step(event.step, lang=lang))
             elif isinstance(event, FinalEvent):
                 live.stop()
@@ -125,7 +127,7 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).
-ask_approval = Person(_ask_approval)
+ask_approval = Person(_ask_approval, via="cli")
 
 
 #: The help of the options that are not run settings (those have their field's).

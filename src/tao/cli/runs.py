@@ -36,6 +36,7 @@ from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural, terminal_safe
 from tao.paths import private_open
+from tao.redact import redact
 from tao.state.result import Status
 from tao.store.factory import open_store
 from tao.store.query import STATUSES
@@ -156,7 +157,8 @@ def show_command(run_id: str, as_json: bool) -> None:
         summary = store.get_summary(run_id)
         result = store.get_run(summary.run_id)
         interrupted = summary.status is Status.INTERRUPTED
-        stopped = store.load_state(summary.run_id) if interrupted else None
+        waiting = summary.status is Status.AWAITING_APPROVAL
+        stopped = store.load_state(summary.run_id) if interrupted or waiting else None
     if as_json:
         echo_json(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
@@ -165,6 +167,9 @@ def show_command(run_id: str, as_json: bool) -> None:
     for step in result.steps:
         console.print(render_step(step, lang=result.lang))
     console.print(render_result_footer(result, status=summary.status))
+    for call_id, record in stopped.approvals.items() if waiting and stopped else ():
+        line = f"call {call_id}: {record.describe()}; continue it with: tao resume {result.run_id}"
+        console.print(terminal_safe(redact(line)), style="magenta", markup=False)
     for call in stopped.cut_short if stopped is not None else ():
         console.print(
             f"call {call} (side effects) was running when the process stopped; it may have "

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import FatalError
-from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.events import (
+    ActionEvent,
+    AnswerEvent,
+    ApprovalEvent,
+    Event,
+    FinalEvent,
+    ObservationEvent,
+    TextDelta,
+)
 from tao.run.act import Approver, Executor, Person, call_tool, execute
 from tao.run.exchange import (
     Answer,
@@ -33,8 +41,8 @@ from tao.run.output import typed
 from tao.run.setup import Start
 from tao.sandbox.children import kill_all
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, PendingCall
-from tao.state.result import RunObserver, RunResult, Status
+from tao.state.config import Approval, Checkpoint, Decision, PendingCall
+from tao.state.result import RunObserver, RunResult, Status, StepKind
 from tao.tools.limits import disarm
 
 if TYPE_CHECKING:
@@ -148,7 +156,8 @@ class Driver:
                     if observer is not self.writer:  # it was handed them above
                         observer.on_step(result, step)
                 if self.emit is not ignore:  # no event is built for a run nobody streams
-                    self.emit(ObservationEvent(step))
+                    final = step.kind is StepKind.FINAL
+                    self.emit(AnswerEvent(step) if final else ObservationEvent(step))
         if isinstance(request, SaveCheckpoint):
             if self.writer is not None:
                 self.writer.checkpoint(request.checkpoint)
@@ -247,17 +256,24 @@ class Driver:
         when its process stopped is never pre-approved by a policy rule (SPEC R1).
         """
         parts, decisions, previews = self.parts, [], []
+        records: list[Approval | None] = []
         for ready, pending in zip(request.calls, request.pending, strict=True):
             decision: Decision | None = None
             preview = _preview(ready)
-            if not pending.interrupted and parts.policy.allows(ready.tool, ready.arguments):
+            rule = None if pending.interrupted else parts.policy.allows(ready.tool, ready.arguments)
+            if rule is not None:
                 decision = True
+                where = str(parts.policy.source) if parts.policy.source else "policy"
+                globs = " ".join(f"{k}={v}" for k, v in rule.arguments.items())
+                records.append(Approval(approved=True, by=where, via="policy", at=time.time(),
+                                        reason=f"rule: {rule.tool} {globs}".strip()))  # fmt: skip
             else:
                 self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
                 decision = _ask(parts.approve, ready, pending)
+                records.append(_record(parts.approve, decision))
             decisions.append(decision)
             previews.append(preview)
-        return ApprovalAnswer(tuple(decisions), tuple(previews))
+        return ApprovalAnswer(tuple(decisions), tuple(previews), tuple(records))
 
     def announce(self, request: RunTools) -> None:
         if self.emit is ignore:
@@ -318,6 +334,16 @@ def _ask(approver: Approver | Person | None, ready: Ready, call: PendingCall) ->
     if approver is None or call.interrupted:
         return None
     return approver(ready.tool, ready.arguments)
+
+
+def _record(approver: Approver | Person | None, decision: Decision | None) -> Approval | None:
+    """Who took ``decision`` (issue 30): a person as they name themselves, else this OS user
+    through Python code."""
+    if decision is None:
+        return None
+    if isinstance(approver, Person):
+        return Approval.taken(decision, approver.via, approver.by)
+    return Approval.taken(decision, "python")
 
 
 def _preview(ready: Ready) -> str | None:

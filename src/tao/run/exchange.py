@@ -26,7 +26,7 @@ from tao.run.output import OutputSpec
 from tao.state.budget import Usage
 from tao.state.calls import Outcome, Ready
 from tao.state.compaction import Compaction
-from tao.state.config import Checkpoint, Decision, PendingCall, RunConfig
+from tao.state.config import Approval, Checkpoint, Decision, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.result import Status, Step
 from tao.tools.base import Tool
@@ -136,6 +136,8 @@ class ApprovalAnswer:
     previews: tuple[str | None, ...]
     """What each call would do, as the person deciding sees it (a diff); ``None`` if the tool
     has no preview."""
+    approvals: tuple[Approval | None, ...] = ()
+    """Per call, who took its decision, when and from where (``None`` where none was taken)."""
 
 
 Answer = ModelAnswer | ModelFailure | ApprovalAnswer | Sequence[Outcome] | None

@@ -66,7 +66,7 @@ from tao.run.transcript import (
 )
 from tao.state.budget import Budget, Usage
 from tao.state.calls import Call, Outcome, Ready
-from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.state.config import Checkpoint, PendingCall
 from tao.state.jsontypes import JSON
 from tao.state.result import Status, Step, StepKind
 from tao.tools.base import Tool
@@ -137,6 +137,7 @@ class _Run:
             reply=reply,
             pending=pending,
             decisions=dict(turn.decisions) if turn is not None else {},
+            approvals=dict(turn.approvals) if turn is not None else {},
             executing=executing,
             completed=dict(turn.completed) if turn is not None else {},
             approved=self.approved,
@@ -211,6 +212,7 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
         raise InternalError("resumed a turn from a checkpoint with no step or reply")
     turn = Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
     turn.decisions.update(resume.decisions)
+    turn.approvals.update(resume.approvals)
     turn.shown.update((call.id, call.preview) for call in resume.pending)
     turn.executing = resume.executing
     turn.completed.update(resume.completed)
@@ -341,11 +343,12 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
     outcomes.update(_recalled(run, ready))
     gated = _gated(run, turn, ready, parsed.thought)
+    gated_ids = {i: call.id for i, call in gated.items()}  # before the journal takes some
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
         outcomes.update(journaled)
-        waiting = yield from _approve(gated, ready, decisions, turn.shown)
+        waiting = yield from _approve(gated, ready, turn)
         if waiting:
             yield SaveCheckpoint(run.checkpoint(turn, reply, pending=waiting))
             return Ending(Status.AWAITING_APPROVAL, pending=waiting)
@@ -364,9 +367,10 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     note = refusal(setup, turn)
     text = kept_text(parsed, reply)
     extend(setup, run.messages, turn.index, reply, text, native_calls, ordered, note)
+    approvals = {i: turn.approvals.get(key) for i, key in gated_ids.items()}
     steps = [
-        action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
-        for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
+        action_step(turn, parsed.thought, i, call, outcome, earlier.get(i), approvals.get(i))
+        for i, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
     if note is not None:  # the refused calls: one step, one observation, however many
         steps.append(make_step(turn, StepKind.ACTION, None, position=len(calls), observation=note))
@@ -499,15 +503,13 @@ def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> lis
 
 
 def _approve(
-    gated: dict[int, PendingCall],
-    ready: dict[int, Ready],
-    decisions: dict[str, Decision],
-    shown: dict[str, str | None],
+    gated: dict[int, PendingCall], ready: dict[int, Ready], turn: Turn
 ) -> Generator[Request, Answer, tuple[PendingCall, ...]]:
     """Ask about the gated calls no decision covers; the ones still undecided after that.
 
-    ``shown`` gains what each asked call's preview was, so the call can be confirmed
-    unchanged right before it runs."""
+    ``turn.shown`` gains what each asked call's preview was, so the call can be confirmed
+    unchanged right before it runs; ``turn.approvals`` who decided, when and where."""
+    decisions, shown = turn.decisions, turn.shown
     ask = [i for i, call in gated.items() if call.id not in decisions]
     if not ask:
         return ()
@@ -517,12 +519,17 @@ def _approve(
     if not isinstance(answer, ApprovalAnswer):
         raise InternalError(f"the driver answered an approval with {type(answer).__name__}")
     waiting = []
-    for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
+    records = answer.approvals or (None,) * len(ask)
+    for i, decision, preview, record in zip(
+        ask, answer.decisions, answer.previews, records, strict=True
+    ):
         shown[gated[i].id] = preview
         if decision is None:
             waiting.append(dataclasses.replace(gated[i], preview=preview))
         else:
             decisions[gated[i].id] = decision
+            if record is not None:
+                turn.approvals[gated[i].id] = record
     return tuple(waiting)
 
 

@@ -32,7 +32,7 @@ from tao.run.exchange import LoopSetup
 from tao.run.output import OutputSpec, schema_of
 from tao.run.policies import policy_named
 from tao.state.budget import Usage
-from tao.state.config import COMPACTIONS, Checkpoint, Decision, RunConfig
+from tao.state.config import COMPACTIONS, Approval, Checkpoint, Decision, RunConfig
 from tao.state.result import RunResult, Status
 from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
@@ -345,7 +345,9 @@ def _reopened(
         )
     if approve is not None and checkpoint.pending:
         decisions = {**checkpoint.decisions, **{p.id: approve for p in checkpoint.pending}}
-        checkpoint = _with_decisions(checkpoint, decisions)
+        record = Approval.taken(approve, "python")  # agent.resume(run_id, approve=...)
+        approvals = {**checkpoint.approvals, **{p.id: record for p in checkpoint.pending}}
+        checkpoint = dataclasses.replace(checkpoint, decisions=decisions, approvals=approvals)
     result.status, result.error, result.pending = Status.RUNNING, None, None
     if checkpoint.step is not None:
         _redo_turn(result, checkpoint.step)
@@ -368,7 +370,3 @@ def _load(store: Store, run_id: str) -> Checkpoint | None:
         return store.load_state(run_id)
     except StateError as error:
         raise ResumeError(f"run {run_id} cannot be resumed: {error}") from None
-
-
-def _with_decisions(checkpoint: Checkpoint, decisions: Mapping[str, Decision]) -> Checkpoint:
-    return dataclasses.replace(checkpoint, decisions=dict(decisions))

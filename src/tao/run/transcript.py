@@ -19,7 +19,7 @@ from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.run.repeats import Earlier
 from tao.state.calls import Call, Outcome
 from tao.state.compaction import Compaction
-from tao.state.config import Completed, Decision
+from tao.state.config import Approval, Completed, Decision
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Step, StepKind
 
@@ -165,6 +165,8 @@ class Turn:
     answer: ModelAnswer
     decisions: dict[str, Decision] = field(default_factory=dict)
     """Decisions taken, by PendingCall id."""
+    approvals: dict[str, Approval] = field(default_factory=dict)
+    """Who took them, when and from where, by PendingCall id (kept on the steps)."""
     shown: dict[str, str | None] = field(default_factory=dict)
     """What the person deciding was shown for each call, by PendingCall id."""
     executing: bool = False
@@ -188,6 +190,7 @@ def action_step(
     call: Call,
     outcome: Outcome,
     earlier: Earlier | None,
+    approval: Approval | None = None,
 ) -> Step:
     return make_step(
         turn,
@@ -200,6 +203,7 @@ def action_step(
         argument=call.argument,
         observation=outcome.observation,
         repeat_of=earlier.step if earlier else None,
+        approval=approval,
     )
 
 
@@ -215,6 +219,7 @@ def make_step(
     arguments: JSONObject | None = None,
     observation: str | None = None,
     repeat_of: int | None = None,
+    approval: Approval | None = None,
 ) -> Step:
     """A step for one reply; parallel calls after the first carry no thought, tokens or model
     time (the reply is counted once)."""
@@ -240,6 +245,7 @@ def make_step(
         call_index=position,
         repeat_of=repeat_of,
         compactions=turn.compactions if first else (),
+        approval=approval,
     )
 
 

@@ -183,10 +183,13 @@ def _encoder(cls: type) -> Callable[[Any], JSONObject]:
 
 
 def _plain_default(cls: type, name: str) -> object:
-    """The default of ``cls``'s field ``name``, which :func:`shape`'s ``omit_default`` needs."""
+    """The default of ``cls``'s field ``name`` (or what its factory makes), which
+    :func:`shape`'s ``omit_default`` needs."""
     for f in dataclasses.fields(cls):
         if f.name == name and f.default is not dataclasses.MISSING:
             return f.default
+        if f.name == name and f.default_factory is not dataclasses.MISSING:
+            return f.default_factory()  # an empty mapping or list, compared with ``!=``
     raise InternalError(f"{cls.__name__}.{name} is left out by default but has no plain default")
 
 

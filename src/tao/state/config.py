@@ -6,6 +6,9 @@ edge, through ``to_json``/``from_json`` (both :mod:`tao.state.codec`, which the
 ``codec.shape`` calls below tune). A record written by an older tao is upgraded on the
 way in (:mod:`tao.state.migrations`), never misread.
 
+Checkpoint fields added later (``approvals``, ``refused_calls``, ``compactions``,
+``window``) are left out while empty, so older records read back unchanged.
+
     config = RunConfig(model="local", tools=("calc",), max_steps=5)
     agent = Agent(config=config)
 """
@@ -13,8 +16,10 @@ way in (:mod:`tao.state.migrations`), never misread.
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import hashlib
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Self, TypedDict, TypeVar, get_args
@@ -36,6 +41,9 @@ T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
 Decision = bool | str
+#: Where a decision was taken: ``tao run``'s prompt or ``tao runs approve|deny`` (cli), the
+#: web page's form (web), its JSON endpoint (api), a policy rule (policy), Python code (python).
+Via = Literal["cli", "web", "api", "policy", "python"]
 
 CHECKPOINT_VERSION = migrations.CHECKPOINT_VERSION
 #: Children that ``RunConfig.network`` may let reach the network.
@@ -458,6 +466,69 @@ class PendingCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Approval:
+    """The record of one decision on a call (issue 30): who, when, from where, and why.
+
+    The :data:`Decision` alone drives the run; this says who is accountable for it. It is
+    kept in the checkpoint while the run waits, then on the step that ran (or refused) the
+    call, so ``tao runs show``, ``tao runs export`` and the web page show it for good.
+    """
+
+    approved: bool
+    by: str
+    """The OS user name (CLI, web page), the token's label (API), or the policy file."""
+    via: Via
+    at: float
+    """Unix time of the decision."""
+    reason: str | None = None
+    """The person's reason (a denial's is told to the model), or the rule that allowed it."""
+
+    @classmethod
+    def taken(cls, decision: Decision, via: Via, by: str | None = None) -> Approval:
+        """The record of ``decision`` taken now, by ``by`` (default: this OS user)."""
+        reason = decision if isinstance(decision, str) else None
+        return cls(approved=decision is True, by=by or user_name(), via=via, at=time.time(),
+                   reason=reason)  # fmt: skip
+
+    @property
+    def decision(self) -> Decision:
+        """What the loop acts on: ``True``, or ``False``/the reason for a denial."""
+        return True if self.approved else (self.reason or False)
+
+    def to_json(self) -> JSONObject:
+        return codec.encode(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Approval:
+        via, at, reason = data.get("via"), data.get("at"), data.get("reason")
+        return cls(
+            approved=data.get("approved") is True,
+            by=str(data.get("by") or "unknown"),
+            via=via if via in VIAS else "python",
+            at=float(at) if isinstance(at, int | float) else 0.0,
+            reason=reason if isinstance(reason, str) else None,
+        )
+
+    def describe(self) -> str:
+        """One line for people: ``approved by alice via cli at 2026-12-04 22:10:05 UTC``."""
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.at))
+        verb = "approved" if self.approved else "denied"
+        why = f": {self.reason}" if self.reason else ""
+        return f"{verb} by {self.by} via {self.via} at {when}{why}"
+
+
+VIAS: tuple[Via, ...] = ("cli", "web", "api", "policy", "python")
+
+
+def user_name() -> str:
+    """Who runs this process, as the OS names them (``unknown`` where it cannot say)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError, ImportError):
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Completed:
     """The journal's second half (SPEC R1): a call with side effects ran and returned this.
 
@@ -508,6 +579,8 @@ class Checkpoint:
     """By tool name, the state a person last approved for tools with a gate (SPEC S11): the
     fingerprint of the project's code ``run_tests`` may execute unasked. Taken when the run
     starts and at each approved call; a run recorded without it asks before each such call."""
+    approvals: Mapping[str, Approval] = field(default_factory=dict)
+    """Who took each of ``decisions``, when and from where, by :attr:`PendingCall.id`."""
     refused_calls: int = 0
     """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
     that run, so a resumed run refuses the same ones, and the record stays small."""
@@ -565,7 +638,7 @@ codec.shape(
     Checkpoint,
     null_is_default=True,
     version_key="schema_version",
-    omit_default=("refused_calls", "compactions", "window"),
+    omit_default=("approvals", "refused_calls", "compactions", "window"),
     version=CHECKPOINT_VERSION,
     upgrades=migrations.CHECKPOINT,
 )

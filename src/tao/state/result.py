@@ -19,7 +19,7 @@ from tao.models.base import Message
 from tao.state import codec
 from tao.state.budget import Usage
 from tao.state.compaction import Compaction
-from tao.state.config import PendingCall, RunConfig
+from tao.state.config import Approval, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.status import Status, StepKind
@@ -68,6 +68,8 @@ class Step:
     compactions: tuple[Compaction, ...] = ()
     """The compactions made just before this step's request (issue 27): which steps, tokens
     before and after; a summary call's tokens and cost are counted in this step's."""
+    approval: Approval | None = None
+    """Who approved (or denied) this step's call with side effects, when and from where."""
 
     @property
     def tokens(self) -> int:
@@ -91,6 +93,7 @@ class Step:
         data = codec.encode(self)
         data["model_input"] = cast(JSON, self.model_input[since:])
         data["model_input_from"] = since
+        data["approval"] = None if self.approval is None else self.approval.to_json()
         return data
 
     def new_messages_since(self, before: Step | None) -> int:

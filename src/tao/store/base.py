@@ -28,6 +28,7 @@ from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError, UnknownRunError
 from tao.models.base import Message
+from tao.redact.structured import redact_json
 from tao.state.budget import Usage
 from tao.state.config import Checkpoint, PendingCall, RunConfig
 from tao.state.jsontypes import JSON, JSONObject
@@ -426,7 +427,12 @@ class Store(ABC):
         for name in (*usage_fields, "cost_usd", "tokens", "holder"):  # holder: now, not the run
             del record[name]
         usage = result.usage.to_json()
-        yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
+        checkpoint = self.load_state(summary.run_id) if result.pending else None
+        records = checkpoint.approvals if checkpoint is not None else {}
+        # decisions on a paused run, taken before its resume (then they are on its steps)
+        decided: JSONObject = {key: redact_json(a.to_json()) for key, a in records.items()}
+        yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage,
+                     "decisions": decided})  # fmt: skip
         before: Step | None = None
         for step in result.steps:
             since = 0 if full else step.new_messages_since(before)

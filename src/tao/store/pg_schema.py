@@ -32,6 +32,7 @@ from tao.store.schema import (
     V5,
     V8_STATUSES,
     V9,
+    V10,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -74,6 +75,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     *(tables(POSTGRES) for tables in (tables_v6, tables_v7)),
     _widened(V8_STATUSES),
     V9,
+    V10,
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

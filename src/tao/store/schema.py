@@ -59,7 +59,7 @@ from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -251,6 +251,10 @@ _V8: tuple[str, ...] = (
 
 #: v8 -> v9, the same on both databases: what was compacted before a step's request.
 V9 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
+#: v9 -> v10, the same on both databases: who decided on a step's call with side effects,
+#: when, from where and why (JSON of :class:`tao.state.config.Approval`, issue 30); NULL on
+#: a step with no such call, and on every step written before v10.
+V10 = ("ALTER TABLE steps ADD COLUMN approval TEXT",)
 
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -263,6 +267,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v7(SQLITE),
     _V8,
     V9,
+    V10,
 )
 
 if len(MIGRATIONS) != SCHEMA_VERSION:

@@ -42,6 +42,7 @@ SELECT_STEPS = f"""
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
            s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced, s.cost_usd,
            s.compactions,
+           s.approval,
            {_CALL.format(column="messages")} AS model_input,
            {_CALL.format(column="input_count")} AS input_count,
            {_CALL.format(column="reply")} AS model_output
@@ -52,8 +53,8 @@ _INSERT_STEP = """
     INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
         output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, compactions,
-        created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        approval, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
         argument = excluded.argument, arguments = excluded.arguments,
@@ -62,7 +63,8 @@ _INSERT_STEP = """
         tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
         output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
         call_index = excluded.call_index, cost_usd = excluded.cost_usd,
-        compactions = excluded.compactions, created_at = excluded.created_at
+        compactions = excluded.compactions, approval = excluded.approval,
+        created_at = excluded.created_at
 """
 
 _INSERT_MODEL_CALL = """
@@ -97,6 +99,8 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
     if not isinstance(compactions, list):
         raise StateError(f"the run log holds damaged compactions in {where}")
     data["compactions"] = compactions
+    approval = row["approval"]
+    data["approval"] = None if approval is None else loads_object(approval, where)
     try:
         return Step.from_json(data)
     except (TypeError, ValueError) as error:
@@ -117,12 +121,14 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     arguments = None if step.arguments is None else dumps(redact_json(step.arguments))
     records: JSON = [c.to_json() for c in step.compactions]
     compactions = dumps(redact_json(records)) if step.compactions else None
+    approval = None if step.approval is None else dumps(redact_json(step.approval.to_json()))
     conn.execute(
         _INSERT_STEP,
         (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
          arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
          step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
-         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, compactions, now),
+         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, compactions, approval,
+         now),
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))
