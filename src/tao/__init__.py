@@ -32,6 +32,7 @@ from tao.errors import (
     ToolDefinitionError,
     ToolError,
     UnknownRunError,
+    UnknownSettingError,
     UnknownToolSetError,
 )
 from tao.events import (
@@ -86,6 +87,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "UnknownRunError",
+    "UnknownSettingError",
     "UnknownToolSetError",
     "Usage",
     "tool",

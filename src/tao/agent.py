@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tao.approval.policy import Policy
 from tao.errors import ConfigError, ToolError, describe_error
@@ -51,7 +51,7 @@ from tao.run.loop import Loop, react
 from tao.run.setup import Models, Start, begin, build_setup, follow, reopen
 from tao.state.budget import ChildRun
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.config import Checkpoint, Decision, RunConfig, Settings
 from tao.state.result import RunObserver, RunResult, Status
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
@@ -68,8 +68,10 @@ History = RunResult | str | None
 class Agent:
     """A model, a set of tools and a :class:`RunConfig`; :meth:`run` solves one task with them.
 
-    Settings go in ``config`` or as keywords of the same names (``max_steps=5``);
-    live objects (an approver, an executor, a store, a policy) go beside them.
+    Settings go in ``config`` or as keywords of the same names (``max_steps=5``), typed
+    by :class:`~tao.state.config.Settings`: a misspelled one fails here, with the nearest
+    name (:class:`~tao.errors.UnknownSettingError`). Live objects (an approver, an
+    executor, a store, a policy) go beside them.
     """
 
     def __init__(
@@ -83,9 +85,8 @@ class Agent:
         executor: Executor | None = None,
         record: bool | Store = True,
         policy: Policy | None = None,
-        trust_project_policy: bool | None = None,
         api_key: str | None = None,
-        **settings: object,
+        **settings: Unpack[Settings],
     ) -> None:
         policy = policy if policy is not None else Policy.default()
         built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key, policy=policy)
@@ -99,11 +100,11 @@ class Agent:
         self.executor: Executor = executor or call_tool
         self.approve = approve
         # A policy file inside the project is refused unless a person vouches for it
-        # (``trust_project_policy``, default ``$TAO_TRUST_PROJECT_POLICY``).
+        # (the ``trust_project_policy`` setting, default ``$TAO_TRUST_PROJECT_POLICY``).
         projects = {Path(t.root) for t in self.tools.values() if t.root is not None}
         if self.config.project:
             projects.add(Path(self.config.project))
-        self.policy = policy.outside(projects, trust=trust_project_policy)
+        self.policy = policy.outside(projects, trust=self.config.trust_project_policy)
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed

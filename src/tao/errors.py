@@ -124,6 +124,11 @@ class ConfigError(FatalError, ValueError):
     """A setting, option or file given by a person that cannot be used as it is."""
 
 
+class UnknownSettingError(ConfigError, TypeError):
+    """A setting no :class:`tao.RunConfig` has, e.g. ``Agent(max_step=5)``; the message
+    suggests the nearest one. A ``TypeError`` too, as Python's own for a wrong keyword."""
+
+
 class StoreError(FatalError):
     """The run log cannot be opened, read or written: corrupt, newer schema, missing run."""
 

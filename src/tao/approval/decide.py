@@ -16,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from tao.errors import ResumeError, TaoError
-from tao.state.config import Approval, Decision, PendingCall, RunConfig, Via
+from tao.errors import ConfigError, ResumeError, TaoError
+from tao.state.config import Approval, Decision, PendingCall, RunConfig, Settings, Via
 from tao.state.result import Status
+from tao.state.setting import unrecorded
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -140,15 +141,20 @@ def agent_for_run(
     store: Store | None = None,
     approve: Approver | Person | None = None,
     executor: Executor | None = None,
-    trust_project_policy: bool | None = None,
+    **given: Unpack[Settings],
 ) -> Agent:
     """Rebuild the agent a run was started with, from its recorded :class:`RunConfig`.
 
-    ``approve`` and ``executor`` are what a config cannot hold: live callables;
-    ``trust_project_policy`` accepts a policy file inside the project (``tao resume
-    --trust-project-policy``).
+    ``approve`` and ``executor`` are what a config cannot hold: live callables; ``given``
+    are the settings the run log does not record, given again by a person
+    (``trust_project_policy=True``: ``tao resume --trust-project-policy``). A recorded
+    setting is the run's and cannot be changed here.
     """
     from tao.agent import Agent
+
+    recorded = sorted(set(given) - unrecorded(RunConfig))
+    if recorded:
+        raise ConfigError(f"a resumed run keeps its recorded settings: {', '.join(recorded)}")
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
@@ -159,7 +165,7 @@ def agent_for_run(
         record=log,
         approve=approve,
         executor=executor,
-        trust_project_policy=trust_project_policy,
+        **given,
     )
 
 

@@ -20,11 +20,14 @@ from typing import Any
 import click
 
 from tao.cli.ending import EXIT, RunCommand, not_started
-from tao.cli.run import RunOptions, _config, run
+from tao.cli.run import run
+from tao.cli.settings import config_values, split_options
 from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import cli_error
 from tao.errors import ConfigError, TaoError
+from tao.state.config import RunConfig
 from tao.state.result import Status
+from tao.state.setting import unrecorded
 from tao.store.factory import open_store
 
 #: ``tao run`` options that need this process (a person, a connection, no log): a submitted
@@ -54,8 +57,7 @@ def _submit(task: str, queue: str | None, wait: bool, **options: Any) -> None:
     try:
         if given:
             raise ConfigError(f"{', '.join(given)} cannot go with tao submit: a worker runs it")
-        sets = [n for chunk in options["tool_sets"] for n in chunk.split(",") if n.strip()]
-        config = _config(RunOptions(**options), sets)  # type: ignore[typeddict-item]
+        config = RunConfig(**config_values(split_options(options, "run")[0]))  # type: ignore[arg-type]
         with open_store() as store:
             run_id = submit_run(store, task, config.model or "", config, queue)
     except (TaoError, click.ClickException) as error:
@@ -72,7 +74,7 @@ submit = RunCommand(
     "submit",
     callback=_submit,
     params=[
-        *(p for p in run.params if p.name not in ("trust_project_policy",)),
+        *(p for p in run.params if p.name not in unrecorded(RunConfig)),  # a worker's, later
         click.Option(["--queue"], metavar="NAME", help="The queue (default: tao)."),
         click.Option(["--wait"], is_flag=True, help="Wait until it ends or pauses."),
     ],

@@ -13,6 +13,7 @@ config through the very same code:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import secrets
 import time
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tao.errors import ConfigError, ResumeError, StateError
+from tao.errors import ConfigError, ResumeError, StateError, UnknownSettingError
 from tao.models import Message, Model, load_model
 from tao.models.fallback import with_fallbacks
 from tao.models.pricing import cost_known
@@ -34,6 +35,7 @@ from tao.run.policies import policy_named
 from tao.state.budget import Usage
 from tao.state.config import COMPACTIONS, Approval, Checkpoint, Decision, RunConfig
 from tao.state.result import RunResult, Status
+from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
@@ -42,7 +44,12 @@ if TYPE_CHECKING:
     from tao.store.heartbeat import RunLease
 
 #: Settings that name a folder or file: stored absolute, so a resume elsewhere finds them.
-_PATH_SETTINGS = ("project", "corpus")
+_PATH_SETTINGS = path_settings(RunConfig)
+#: What ``Agent(**settings)`` takes: RunConfig's fields but the Agent's own first two
+#: arguments, and ``output_type`` (recorded as ``output_schema``).
+KEYWORDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {"model", "tools"} | {
+    "output_type"
+}
 
 
 def finish(answer: str) -> str:
@@ -83,7 +90,13 @@ def make_config(
     config: RunConfig | None,
     settings: Mapping[str, object],
 ) -> RunConfig:
-    """One RunConfig from the agent's arguments: explicit ones win over ``config``."""
+    """One RunConfig from the agent's arguments: explicit ones win over ``config``.
+
+    A keyword that names no setting is refused here, when the agent is made, with the
+    nearest name (:class:`UnknownSettingError`), never ignored until a run reads it."""
+    for key in settings:
+        if key not in KEYWORDS:
+            raise _unknown(key)
     changes = {key: _setting(key, value) for key, value in settings.items()}
     if "output_type" in changes:  # a Python type is recorded as its JSON Schema
         output_type = changes.pop("output_type")
@@ -102,10 +115,14 @@ def make_config(
     if tools is not None:
         specs = [tools] if isinstance(tools, str) else list(tools)
         changes["tools"] = tuple(t if isinstance(t, str) else None for t in specs)
-    try:
-        return (config or RunConfig()).replace(**changes)
-    except TypeError as error:
-        raise ConfigError(f"unknown setting: {error}") from None
+    return (config or RunConfig()).replace(**changes)
+
+
+def _unknown(key: str) -> UnknownSettingError:
+    close = difflib.get_close_matches(key, sorted(KEYWORDS), n=1)
+    known = ", ".join(sorted(KEYWORDS))
+    hint = f"; did you mean {close[0]!r}?" if close else f"; the settings are {known}"
+    return UnknownSettingError(f"unknown setting {key!r}{hint}")
 
 
 def _setting(key: str, value: object) -> object:

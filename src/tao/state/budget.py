@@ -1,8 +1,9 @@
 """The limits every run has (SPEC L5): steps, wall-clock seconds, tokens; money if set.
 
 Running out is a status (``max_steps``, with a ``stop_reason`` naming the limit),
-never an exception. Defaults are small on purpose: the ReAct paper used 7 steps
-for HotpotQA and 5 for FEVER.
+never an exception. The limits' defaults and ranges are RunConfig's fields
+(:mod:`tao.state.config`), small on purpose: the ReAct paper used 7 steps for
+HotpotQA and 5 for FEVER.
 """
 
 from __future__ import annotations
@@ -116,24 +117,18 @@ class Usage:
         return codec.decode(cls, dict(data), "usage")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
-    """Limits of one run; ``Budget(max_steps=5)`` is the paper's FEVER setting."""
+    """Limits of one run, made by :meth:`tao.state.config.RunConfig.budget` from its fields
+    of the same names: their defaults and ranges are declared there, once, and checked
+    when the RunConfig is made."""
 
-    max_steps: int = 8
-    max_seconds: float = 300.0
-    max_tokens: int = 100_000
-    max_cost_usd: float | None = None
+    max_steps: int
+    max_seconds: float
+    max_tokens: int
+    max_cost_usd: float | None
     """US dollars; ``None``: no money limit. Checked before each model call, like tokens,
     so the call that crosses it is the last one."""
-
-    def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        if self.max_seconds <= 0 or self.max_tokens <= 0:
-            raise ValueError("max_seconds and max_tokens must be positive")
-        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
-            raise ValueError("max_cost_usd must be positive")
 
     def exhausted(self, steps_taken: int, elapsed_s: float, usage: Usage) -> str | None:
         """Which limit is spent, as a sentence for the trace, or ``None`` to go on.

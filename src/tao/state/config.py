@@ -18,18 +18,21 @@ from __future__ import annotations
 import dataclasses
 import getpass
 import hashlib
-import re
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Literal, Self, TypedDict, TypeVar, get_args
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
+from tao.paths import TRUST_PROJECT_POLICY_ENV
+from tao.protocol.labels import LABELS
 from tao.state import codec, migrations
 from tao.state.compaction import Compaction
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
+from tao.state.setting import Setting, Variant, refuse_bad, setting, settings_of, unrecorded
 
 if TYPE_CHECKING:
     from tao.state.budget import Budget
@@ -48,7 +51,11 @@ NETWORK_KINDS = ("tests", "mcp")
 #: The built-in compaction policies (tao.run.compaction); ``module:attribute`` names another.
 COMPACTIONS = ("elide", "summarize", "none")
 #: A variable name ``pass_env`` accepts (the sandbox's own rule, repeated to keep this light).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+#: A setting ``tao eval`` shows exactly as ``tao run`` does.
+SAME = Variant()
+#: What ``compaction`` takes: a built-in policy, or ``module:attribute`` naming your own.
+COMPACTION = rf"(?:{'|'.join(COMPACTIONS)}|[^:]+:.+)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,119 +85,333 @@ class EvalTag:
 class RunConfig:
     """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
 
+    Each field is the one declaration of its setting (:func:`~tao.state.setting.setting`):
+    its default, range or choices, and command-line flag and help, from which RunConfig's
+    checks, the options of ``tao run`` and ``tao eval`` and the :class:`Budget` are derived.
     Only data lives here (JSON-able); live objects (a model instance, Python tools, an
     approver, a store) are given to :class:`tao.Agent` beside it.
     """
 
-    model: str | None = "local"
+    model: str | None = setting(
+        "local",
+        Setting(flag="--model", short="-m", envvar="TAO_MODEL", help="{model_forms}", eval=SAME),
+    )
     """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
-    fallback_models: tuple[str, ...] = ()
+    fallback_models: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--fallback-model",
+            repeatable=True,
+            metavar="SPEC",
+            help="A model that takes a request the model could not answer (no connection, a "
+            "timeout, 429/5xx after retries, an unknown model); repeat for more, tried in "
+            "order. Each reaches its provider as its environment says.",
+        ),
+    )
     """Model specs that take a request the model could not answer (no connection, a
     timeout, 429/5xx after retries, an unknown model), in order (``--fallback-model``)."""
-    tools: tuple[str | None, ...] = ()
+    tools: tuple[str | None, ...] = setting(
+        (),
+        Setting(
+            flag="--tools",
+            short="-t",
+            kind="list",
+            repeatable=True,
+            help="Tool sets, comma-separated: {tool_sets}.",
+        ),
+    )
     """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
-    lang: str = "en"
+    lang: str = setting(
+        "en",
+        Setting(
+            flag="--lang",
+            choices=tuple(sorted(LABELS)),
+            help="Label language of the text protocol.",
+        ),
+    )
     """Label language of the text protocol (SPEC L8): en, tr, ar, ja, sv."""
-    max_steps: int = 8
+    max_steps: int = setting(
+        8,
+        Setting(
+            flag="--max-steps",
+            minimum=1,
+            help="Model replies at most.",
+            eval=Variant(help="Default: 7 HotpotQA, 5 FEVER.", no_default=True),
+        ),
+    )
     """Model replies at most (SPEC L5); parallel calls of one reply are one step."""
-    max_seconds: float = 300.0
+    max_seconds: float = setting(
+        300.0,
+        Setting(
+            flag="--max-seconds",
+            above=0,
+            help="Wall-clock limit.",
+            eval=Variant(help="Wall-clock limit of each agent run.", minimum=1),
+        ),
+    )
     """Wall-clock limit of the run (SPEC L5)."""
-    max_tokens: int = 100_000
+    max_tokens: int = setting(
+        100_000, Setting(flag="--max-tokens", minimum=1, help="Total token limit of the run.")
+    )
     """Input plus output tokens over the run (SPEC L5)."""
-    max_cost_usd: float | None = None
+    max_cost_usd: float | None = setting(
+        None,
+        Setting(
+            flag="--max-cost",
+            above=0,
+            metavar="USD",
+            help="Money limit of the run in US dollars; needs a model with a known price.",
+        ),
+    )
     """Money limit of the run in US dollars (``--max-cost``); ``None``: no limit. Needs a
     model whose price is known (:mod:`tao.models.pricing`), or the run is refused at its start."""
-    max_reply_tokens: int = 512
+    max_reply_tokens: int = setting(
+        512,
+        Setting(
+            flag="--max-reply-tokens",
+            minimum=1,
+            help="Tokens per model reply.",
+            run=False,
+            eval=Variant(minimum=16),
+        ),
+    )
     """The longest one model reply may be."""
-    max_repeats: int = 2
+    max_repeats: int = setting(
+        2,
+        Setting(
+            flag="--max-repeats", minimum=0, help="Identical calls allowed before the run ends."
+        ),
+    )
     """Identical calls allowed in a run before it ends (SPEC L12)."""
-    max_calls_per_reply: int = 16
+    max_calls_per_reply: int = setting(
+        16,
+        Setting(
+            flag="--max-calls-per-reply",
+            minimum=1,
+            help="Tool calls of one model reply that run; the rest are refused in one observation.",
+        ),
+    )
     """Tool calls of one model reply that run (native parallel calls); the rest are refused
     as one observation, so a reply of thousands of calls costs no more than a few (S4, L4)."""
-    protocol: Protocol = "auto"
+    protocol: Protocol = setting(
+        "auto",
+        Setting(
+            flag="--protocol",
+            choices=get_args(Protocol),
+            help="native tool calling where the backend has it, else text.",
+        ),
+    )
     """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
-    temperature: float = 0.0
+    temperature: float = setting(0.0, Setting(flag="--temperature", help="Sampling temperature."))
     """Sampling temperature of every model call."""
-    grammar: bool = True
+    grammar: bool = setting(
+        True,
+        Setting(
+            flag="--no-grammar",
+            help="Do not constrain local decoding to the format.",
+            eval=Variant(help="Do not constrain ReAct decoding."),
+        ),
+    )
     """Constrain decoding with a GBNF grammar where the backend can (the embedded model)."""
-    project: str | None = None
+    project: str | None = setting(
+        None,
+        Setting(
+            flag="--project",
+            kind="folder",
+            command_default=".",
+            help="Folder the file, write and test tools are confined to.",
+        ),
+    )
     """The folder file and test tools are confined to (an absolute path)."""
-    corpus: str | None = None
+    corpus: str | None = setting(
+        None,
+        Setting(
+            flag="--corpus",
+            kind="file",
+            help="JSONL corpus (title, text) for the wiki tools.",
+            eval=Variant(help="Wiki corpus JSONL for search/lookup; default: the data folder's."),
+        ),
+    )
     """The local Wikipedia JSONL for the wiki tools (an absolute path)."""
-    base_url: str | None = None
+    base_url: str | None = setting(
+        None,
+        Setting(
+            flag="--base-url",
+            envvar="OPENAI_BASE_URL",
+            help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+            eval=SAME,
+        ),
+    )
     """An OpenAI-compatible server's URL, for ``openai:`` specs."""
-    system_prompt: str | None = None
+    system_prompt: str | None = setting(None)
     """Replaces the built-in system prompt (the paper's benchmarks use this)."""
-    numbered: bool = False
+    numbered: bool = setting(False)
     """The paper's numbered labels (``Thought 3:``, ``Observation 3:``)."""
-    task_label: str | None = None
+    task_label: str | None = setting(None)
     """How the task is introduced (``Question``, ``Claim``); default: the language's."""
-    fence_untrusted: bool = True
+    fence_untrusted: bool = setting(True)
     """Fence tool output read from the world as untrusted data (SPEC S4)."""
-    output_schema: JSONObject | None = None
+    output_schema: JSONObject | None = setting(
+        None,
+        Setting(
+            flag="--output-schema",
+            kind="schema",
+            help="JSON Schema file the final answer must match (printed as JSON).",
+        ),
+    )
     """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
-    eval_tag: EvalTag | None = None
+    eval_tag: EvalTag | None = setting(None)
     """The benchmark question an eval's run answers; ``None`` outside ``tao eval``."""
-    pass_env: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--pass-env",
+            repeatable=True,
+            metavar="NAME",
+            pattern=ENV_NAME,
+            pattern_says="a variable name (give NAME, not NAME=value)",
+            help="Also give sandboxed children (pytest, MCP servers) this environment "
+            "variable of yours; repeatable. Only the name is recorded.",
+        ),
+    )
     """Names of environment variables sandboxed children also get (``--pass-env NAME``,
     SPEC S10). Names only: values are read from the environment when a child starts,
     so none is ever written to the run log."""
-    network: tuple[str, ...] = ()
+    network: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--allow-net",
+            repeatable=True,
+            choices=NETWORK_KINDS,
+            help="Let these sandboxed children use the network (default: none); repeatable.",
+        ),
+    )
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
-    context_window: int | None = None
+    context_window: int | None = setting(
+        None,
+        Setting(
+            flag="--context-window",
+            minimum=256,
+            metavar="TOKENS",
+            help="Tokens the model's context holds [default: the backend's, else learned "
+            "from its first refusal for size].",
+            eval=Variant(
+                help="Tokens the model's context holds (default: the backend's, else learned)."
+            ),
+        ),
+    )
     """Tokens the model's context holds (``--context-window``); ``None``: the backend's own
     (the embedded model's ``n_ctx``, the table of known API models), else learned from the
     first request the provider refuses for size (docs/long-runs.md)."""
-    compaction: str = "elide"
+    compaction: str = setting(
+        "elide",
+        Setting(
+            flag="--compaction",
+            pattern=COMPACTION,
+            pattern_says=f"a policy: give {', '.join(COMPACTIONS)}, or module:attribute",
+            help="What the model is shown of older steps near the window: elide, summarize, "
+            "none, or module:attribute (docs/long-runs.md).",
+            eval=Variant(
+                help="What the model is shown of older steps near the window: elide, "
+                "summarize, none, or module:attribute."
+            ),
+        ),
+    )
     """What the model is shown of older steps once the transcript nears the window
     (``--compaction``): ``elide`` (stubs that the ``recall`` tool brings back), ``summarize``
     (a recorded model call), ``none``, or ``module:attribute`` naming your own policy."""
-    queue: str | None = None
+    trust_project_policy: bool | None = setting(
+        None,
+        Setting(
+            flag="--trust-project-policy",
+            envvar=TRUST_PROJECT_POLICY_ENV,
+            help="Accept a policy file inside the project (you wrote it yourself).",
+            recorded=False,
+            resume=True,
+        ),
+    )
+    """Accept a policy file that lies inside the project (SPEC S3): a repository must not
+    pre-approve its own calls, so only a person says it wrote the file. ``None``: as
+    ``$TAO_TRUST_PROJECT_POLICY`` says. Never recorded: a resume or a follow-up is given it
+    again, since the file may have changed (by an approved write) since the person said so."""
+    queue: str | None = setting(None)
     """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
     run paused for approval goes back to it once decided. ``None``: the process that starts
     the run runs it."""
 
     def __post_init__(self) -> None:
-        self.budget()  # refuses limits that make no sense, with the budget's own words
-        if self.max_repeats < 0:
-            raise ValueError("max_repeats must be 0 or more")
-        if self.max_calls_per_reply < 1:
-            raise ValueError("max_calls_per_reply must be 1 or more")
-        if self.protocol not in ("auto", "text", "native"):
-            raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
-        if any(kind not in NETWORK_KINDS for kind in self.network):
-            raise ValueError(f"network takes {' and '.join(NETWORK_KINDS)}, not {self.network!r}")
-        if any(not ENV_NAME.fullmatch(name) for name in self.pass_env):
-            raise ValueError(f"pass_env takes variable names, not {self.pass_env!r}")
-        if self.context_window is not None and self.context_window < 256:
-            raise ValueError(
-                f"context_window must be 256 tokens or more, not {self.context_window}"
-            )
-        if self.compaction not in COMPACTIONS and ":" not in self.compaction:
-            raise ValueError(
-                f"compaction takes {', '.join(COMPACTIONS)} or module:attribute, "
-                f"not {self.compaction!r}"
-            )
+        refuse_bad(self)  # each setting's range, choices or pattern, in its spec's words
 
     def budget(self) -> Budget:
-        """The limits of the run (SPEC L5), money included when set."""
+        """The limits of the run (SPEC L5), money included when set: its fields of those names."""
         # Imported here: the budget module holds Usage, which reads and writes itself
         # through the codec, and a settings record need not stand on that to be read.
         from tao.state.budget import Budget
 
-        return Budget(self.max_steps, self.max_seconds, self.max_tokens, self.max_cost_usd)
+        return Budget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Budget)})
 
     def replace(self, **changes: object) -> RunConfig:
         """A copy with some settings changed (``config.replace(max_steps=5)``)."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def to_json(self) -> JSONObject:
+        """What the run log records: every setting but those a person gives each time."""
         return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
-        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
-        return _stored(cls, dict(data), "stored config")
+        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types
+        refused, and a setting that is never recorded is not read back from one."""
+        never = unrecorded(cls)
+        return _stored(cls, {k: v for k, v in data.items() if k not in never}, "stored config")
+
+
+#: A setting that is never recorded is no key of the stored config (see Setting.recorded).
+codec.shape(
+    RunConfig,
+    keys=tuple(f.name for f, _ in settings_of(RunConfig) if f.name not in unrecorded(RunConfig)),
+)
+
+
+class Settings(TypedDict, total=False):
+    """RunConfig's settings as keywords of :class:`tao.Agent` (PEP 692), so a type checker
+    checks ``Agent(..., max_steps=5)`` and a misspelled one fails at construction.
+
+    Not a second declaration: the names and types are RunConfig's, which
+    ``tests/test_settings.py`` checks (it prints the line to add for a new field); only
+    ``model`` and ``tools`` are left out (the Agent's own first two arguments), paths may
+    be given as :class:`os.PathLike` (stored absolute), and ``output_type`` is added.
+    """
+
+    lang: str
+    max_steps: int
+    max_seconds: float
+    max_tokens: int
+    max_cost_usd: float | None
+    max_reply_tokens: int
+    max_repeats: int
+    max_calls_per_reply: int
+    protocol: Protocol
+    temperature: float
+    grammar: bool
+    project: str | os.PathLike[str] | None
+    corpus: str | os.PathLike[str] | None
+    base_url: str | None
+    system_prompt: str | None
+    numbered: bool
+    task_label: str | None
+    fence_untrusted: bool
+    output_schema: JSONObject | None
+    eval_tag: EvalTag | None
+    pass_env: tuple[str, ...]
+    network: tuple[str, ...]
+    context_window: int | None
+    compaction: str
+    trust_project_policy: bool | None
+    queue: str | None
+    output_type: object
+    """What ``result.output`` is made as (a pydantic model, a dataclass, a JSON Schema);
+    recorded as its JSON Schema in ``output_schema``."""
 
 
 def call_digest(tool: str, arguments: JSONObject) -> str:
