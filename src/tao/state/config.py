@@ -383,6 +383,7 @@ class Settings(TypedDict, total=False):
     be given as :class:`os.PathLike` (stored absolute), and ``output_type`` is added.
     """
 
+    fallback_models: tuple[str, ...]
     lang: str
     max_steps: int
     max_seconds: float
