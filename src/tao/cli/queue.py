@@ -20,7 +20,6 @@ from typing import Any
 import click
 
 from tao.cli.ending import EXIT, RunCommand, not_started
-from tao.cli.run import run
 from tao.cli.settings import config_values, split_options
 from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import cli_error
@@ -70,17 +69,21 @@ def _submit(task: str, queue: str | None, wait: bool, **options: Any) -> None:
         echo(run_id)
 
 
-submit = RunCommand(
-    "submit",
-    callback=_submit,
-    params=[
-        *(p for p in run.params if p.name not in unrecorded(RunConfig)),  # a worker's, later
-        click.Option(["--queue"], metavar="NAME", help="The queue (default: tao)."),
-        click.Option(["--wait"], is_flag=True, help="Wait until it ends or pauses."),
-    ],
-    help=_submit.__doc__,
-    short_help="Put a task on a queue of workers; prints its run id.",
-)
+def submit_command(run_params: list[click.Parameter]) -> click.Command:
+    """``tao submit``: ``tao run``'s options (``run_params``, which :mod:`tao.cli.main`
+    passes in, so this module sits beside ``tao run`` rather than above it) less those the
+    run log does not record, since a worker runs the task later."""
+    return RunCommand(
+        "submit",
+        callback=_submit,
+        params=[
+            *(p for p in run_params if p.name not in unrecorded(RunConfig)),
+            click.Option(["--queue"], metavar="NAME", help="The queue (default: tao)."),
+            click.Option(["--wait"], is_flag=True, help="Wait until it ends or pauses."),
+        ],
+        help=_submit.__doc__,
+        short_help="Put a task on a queue of workers; prints its run id.",
+    )
 
 
 @click.command("worker")

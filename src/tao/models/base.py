@@ -13,38 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
-
-
-class FunctionCall(TypedDict):
-    name: str
-    arguments: str
-
-
-class ToolCallMessage(TypedDict):
-    """One entry of an assistant message's ``tool_calls`` (native tool calling)."""
-
-    id: str
-    type: Literal["function"]
-    function: FunctionCall
-
-
-class Message(TypedDict, total=False):
-    """One chat message in the OpenAI shape; a plain dict at run time, so storing it is free.
-
-    ``{"role": "system"|"user"|"assistant", "content": str}``; with native tool calling also
-    ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` and
-    ``{"role": "tool", "tool_call_id": ..., "content": ...}``.
-    """
-
-    role: str
-    content: str | None
-    tool_calls: list[ToolCallMessage]
-    tool_call_id: str
-
+from tao.state.message import FunctionCall as FunctionCall  # the chat shapes live below
+from tao.state.message import Message as Message
+from tao.state.message import ToolCallMessage as ToolCallMessage
 
 #: Receives text as the backend streams it; called once with the whole text if it cannot stream.
 OnText = Callable[[str], None]

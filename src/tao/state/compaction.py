@@ -16,12 +16,10 @@ records either nest or do not touch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from tao.models.base import Message
-from tao.state import codec
 from tao.state.frozen import frozen
-from tao.state.jsontypes import JSON, JSONObject
+from tao.state.message import Message
 
 
 @frozen(kw_only=True)
@@ -67,14 +65,6 @@ class Compaction:
             f"{steps} compacted ({self.policy}): {self.tokens_before:,} -> "
             f"{self.tokens_after:,} tokens of a {self.window:,}-token window; {self.reason}"
         )
-
-    def to_json(self) -> JSONObject:
-        return codec.encode(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, JSON]) -> Compaction:
-        """Read :meth:`to_json`'s JSON; a wrong shape is a ``ShapeError`` (a ``ValueError``)."""
-        return codec.decode(cls, dict(data), "compaction")
 
 
 def active(compactions: Sequence[Compaction]) -> list[Compaction]:

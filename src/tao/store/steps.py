@@ -21,6 +21,7 @@ from tao.errors import StateError
 from tao.models.base import Message
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
+from tao.state import codec
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Step
 from tao.store import transcript
@@ -128,7 +129,7 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     key = (result.run_id, step.index)
     now = time.time()
     arguments = None if step.arguments is None else dumps(redact_json(step.arguments))
-    records: JSON = [c.to_json() for c in step.compactions]
+    records: JSON = [codec.encode(c) for c in step.compactions]
     compactions = dumps(redact_json(records)) if step.compactions else None
     approval = None if step.approval is None else dumps(redact_json(step.approval.to_json()))
     conn.execute(
