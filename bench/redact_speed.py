@@ -2,7 +2,8 @@
 
 Each input is built to defeat a scanner that backtracks or rescans: long runs of token
 characters, thousands of labels, URLs, near-miss token prefixes, no line breaks, nested
-quotes, base64 blobs. A linear pass keeps every shape near the same speed.
+quotes, base64 blobs, encoded words, wrapped lines; and text full of real-looking secrets,
+each one different. A linear pass keeps every shape near the same speed.
 
     .venv/bin/python bench/redact_speed.py            # 10 MB per shape
     .venv/bin/python bench/redact_speed.py --mb 2 --only options "env lines"
@@ -36,7 +37,32 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "base64 blobs": lambda n: base64.b64encode(bytes(range(256)) * (n // 342 + 1)).decode()[:n],
     "env lines": lambda n: ("API_THING=9f8e7d6c5b4a39281706f5e4d3c2b1a0\n" * (n // 43 + 1))[:n],
     "options": lambda n: ("--token x -p y " * (n // 15 + 1))[:n],
+    "label-word run": lambda n: ("pass" * (n // 4 + 1))[:n],
+    "base64 words": lambda n: _words(n, lambda i: base64.b64encode(_plain(i)).decode()),
+    "hex words": lambda n: _words(n, lambda i: _plain(i).hex()),
+    "wrapped lines": lambda n: ("abcdefghijklmnopqrstuvwxyz012345\n" * (n // 33 + 1))[:n],
+    "netrc lines": lambda n: ("machine h login u password p\n" * (n // 29 + 1))[:n],
+    # Text full of real-looking secrets, each one different (nothing is cached).
+    "json secrets": lambda n: _words(n, lambda i: f'"password": "s3cr3t{i:06d}",'),
+    "env secrets": lambda n: _words(n, lambda i: f"CONF_VALUE=9f8e7d6c5b4a{i:06d}f5e4d3c2b1a0\n"),
+    "provider tokens": lambda n: _words(n, lambda i: f"k=ghp_{'a1B2c3D4e5' * 3}{i:06d}"),
+    "mixed secrets": lambda n: _words(n, lambda i: f"pw: x{i} token: y{i} secret: z{i}\n"),
 }
+
+
+def _plain(index: int) -> bytes:
+    return f"hello world number {index:06d}".encode()
+
+
+def _words(size: int, make: Callable[[int], str]) -> str:
+    """Pieces ``make(0)``, ``make(1)``... joined by spaces, ``size`` characters in all."""
+    parts: list[str] = []
+    total = index = 0
+    while total < size:
+        parts.append(make(index))
+        total += len(parts[-1]) + 1
+        index += 1
+    return " ".join(parts)[:size]
 
 
 def measure(text: str) -> tuple[float, float]:
@@ -53,6 +79,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=[], help="shapes to run (default: all)")
     args = parser.parse_args()
     size = int(args.mb * 1_000_000)
+    redact("warm up: password=x ghp_ AKIA xoxb- eyJ. -----BEGIN PRIVATE KEY----- aGVsbG8=")
     print(f"{'shape':<20} {'seconds':>8} {'MB/s':>8} {'cpu s':>8} {'cpu MB/s':>9}")
     for name, make in SHAPES.items():
         if args.only and name not in args.only:

@@ -94,7 +94,7 @@ def measure(steps: int, database_url: str | None) -> dict[str, float]:
             read_s = time.perf_counter() - read_started
         size = 0 if database_url else disk_bytes(Path(folder))
     json_started = time.perf_counter()
-    text = json.dumps(stored.to_dict(), ensure_ascii=False)
+    text = json.dumps(stored.to_json(), ensure_ascii=False)
     json_s = time.perf_counter() - json_started
     assert stored.steps == result.steps, "the run log must give back the steps it was given"
     return {

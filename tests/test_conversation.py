@@ -48,7 +48,7 @@ def test_a_follow_up_starts_from_the_parents_transcript_and_records_its_parent(
         {"role": "assistant", "content": "Thought: done.\nFinal Answer: 391"},
         {"role": "user", "content": "Task: And plus 4?"},
     ]
-    assert second.to_dict()["parent_id"] == first.run_id
+    assert second.to_json()["parent_id"] == first.run_id
 
 
 def test_an_unrecorded_agent_keeps_a_runs_transcript_only_while_its_result_lives(

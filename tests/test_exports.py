@@ -37,3 +37,44 @@ def test_each_event_a_run_streams_is_a_tao_export(tmp_path: Path) -> None:
     assert {"ActionEvent", "ObservationEvent", "FinalEvent"} <= kinds
     assert kinds <= set(tao.__all__)
     assert isinstance(events[-1], FinalEvent) and events[-1].result.answer == "42"
+
+
+def test_every_error_class_is_exported_and_raised_issue_29() -> None:
+    """The public error tree holds only what tao raises: each class in ``tao.errors`` is
+    exported from ``tao`` and is built somewhere in ``src/tao`` (``raise X(...)``, or a
+    helper returning one), or is the base of one that is. A class that nothing raises
+    would invite ``except`` clauses that never fire."""
+    import ast
+
+    import tao.errors
+
+    classes = {
+        name: value
+        for name, value in vars(tao.errors).items()
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == "tao.errors"
+    }
+    assert {"TaoError", "StateError", "InternalError"} <= set(classes)
+    for name in classes:
+        assert name in tao.__all__, name
+        assert getattr(tao, name) is classes[name]
+    built: set[str] = set()
+    bases: dict[str, set[str]] = {}  # every class in src/tao -> the names of its bases
+    src = Path(tao.__file__).parent
+    for path in src.rglob("*.py"):
+        in_errors = path == src / "errors.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and not in_errors:
+                func = node.func
+                built.add(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = {
+                    getattr(base, "id", getattr(base, "attr", "")) for base in node.bases
+                }
+
+    def descends(name: str, ancestor: str) -> bool:
+        return name == ancestor or any(descends(b, ancestor) for b in bases.get(name, ()))
+
+    unraised = [name for name in classes if not any(descends(b, name) for b in built)]
+    assert unraised == []

@@ -34,7 +34,11 @@ def _maker() -> ModuleType:
 
 
 #: Fields added to a step's JSON since the reference was recorded (each in CHANGELOG.md).
-ADDED_STEP_FIELDS = {"repeat_of", "forced", "cost_usd"}
+ADDED_STEP_FIELDS = {"repeat_of", "forced", "cost_usd", "compactions", "approval"} | {
+    # issue 31: the fallback model that answered, and an agent-as-tool call's child run
+    "model", "model_failures", "child_run", "child_input_tokens", "child_output_tokens",
+    "child_cost_usd",
+}  # fmt: skip
 #: Fields added to a run's JSON since then: ``parent_id`` (follow-ups, issue 15), null here.
 ADDED_RUN_FIELDS = {"parent_id": None, "forced": False}  # forced: issue 30
 #: Added to the run's usage since (issue 15): a replayed model's cost is unknown, not $0.

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tao import Agent, Status, StepKind, TaoError, tool
-from tao.events import ActionEvent, FinalEvent, ObservationEvent, TextDelta
+from tao.events import ActionEvent, AnswerEvent, FinalEvent, ObservationEvent, TextDelta
 
 Replay = Callable[[list[Any]], Path]
 
@@ -112,7 +112,7 @@ def test_arun_mirrors_run(replay: Replay) -> None:
         ]
         return d
 
-    assert shape(async_.to_dict()) == shape(sync.to_dict())
+    assert shape(async_.to_json()) == shape(sync.to_json())
 
 
 def test_stream_yields_text_actions_observations_and_the_result_last(replay: Replay) -> None:
@@ -123,12 +123,14 @@ def test_stream_yields_text_actions_observations_and_the_result_last(replay: Rep
         "ActionEvent",
         "ObservationEvent",
         "TextDelta",
-        "ObservationEvent",
+        "AnswerEvent",
         "FinalEvent",
     ]
     assert isinstance(events[0], TextDelta) and events[0].text == SCRIPT[0]
     assert isinstance(events[1], ActionEvent) and events[1].arguments == {"expression": "2 + 2"}
     assert isinstance(events[2], ObservationEvent) and events[2].step.observation == "4"
+    assert isinstance(events[-2], AnswerEvent) and events[-2].answer == "4"
+    assert events[-2].step.kind is StepKind.FINAL  # the answer's step, no observation (issue 30)
     assert isinstance(events[-1], FinalEvent) and events[-1].result.answer == "4"
 
 
@@ -140,4 +142,5 @@ def test_astream_mirrors_stream(replay: Replay) -> None:
     events = asyncio.run(collect())
     assert [type(e).__name__ for e in events][-1] == "FinalEvent"
     assert events[-1].result.answer == "4"
-    assert sum(isinstance(e, ObservationEvent) for e in events) == 2
+    assert sum(isinstance(e, ObservationEvent) for e in events) == 1
+    assert sum(isinstance(e, AnswerEvent) for e in events) == 1

@@ -19,7 +19,7 @@ from tao.errors import ConfigError
 from tao.format import format_cost
 from tao.models.openai import OpenAIModel
 from tao.models.pricing import PriceKey, Tokens, cost_known, cost_usd, known
-from tao.state.budget import Budget, Usage
+from tao.state.budget import Usage
 from tao.state.config import RunConfig
 from tao.state.result import Step, StepKind
 
@@ -105,7 +105,7 @@ def test_a_runs_cost_is_unknown_once_one_answered_call_has_no_price() -> None:
     assert usage.plus(_step(5, None)).cost_usd is None
     assert usage.plus(_step(5, None)).plus(_step(6, 1.0)).cost_usd is None
     # A usage record written before costs were kept: unknown, not $0.
-    assert Usage.from_dict({"model_calls": 2, "input_tokens": 5}).cost_usd is None
+    assert Usage.from_json({"model_calls": 2, "input_tokens": 5}).cost_usd is None
     assert Usage().cost_usd == 0.0  # nothing spent yet
 
 
@@ -116,7 +116,7 @@ def test_the_cost_budget_stops_at_its_limit_and_when_the_cost_is_unknown() -> No
     assert spent == "cost limit of $0.01 reached ($0.0125 spent)"
     unknown = budget.exhausted(1, 0.0, Usage(cost_usd=None))
     assert unknown == "cost limit of $0.01 cannot be kept: the cost is unknown"
-    assert Budget().exhausted(1, 0.0, Usage(cost_usd=None)) is None  # no limit, no verdict
+    assert RunConfig().budget().exhausted(1, 0.0, Usage(cost_usd=None)) is None  # no limit
     with pytest.raises(ValueError, match="max_cost_usd must be positive"):
         RunConfig(max_cost_usd=0)
     assert RunConfig.from_json(RunConfig(max_cost_usd=0.5).to_json()).max_cost_usd == 0.5

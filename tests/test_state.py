@@ -22,7 +22,8 @@ from tao.state.jsontypes import canonical_json
 
 
 def test_run_config_round_trips_through_json_and_ignores_a_newer_taos_keys() -> None:
-    config = RunConfig(model="replay:x.json", tools=("calc", None), max_steps=5, lang="sv")
+    config = RunConfig(model="replay:x.json", tools=("calc", None), max_steps=5, lang="sv",
+                       fallback_models=("openai:gpt-5",))  # fmt: skip
     data = json.loads(json.dumps(config.to_json()))
     assert RunConfig.from_json(data) == config
     assert RunConfig.from_json({**data, "from_the_future": 1}) == config

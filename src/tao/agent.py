@@ -17,6 +17,8 @@ they share (recording, checkpoints, approvals) is written once in
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import inspect
 import queue
 import threading
@@ -24,15 +26,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tao.approval.policy import Policy
-from tao.errors import describe_error
+from tao.errors import ConfigError, ToolError, describe_error
 from tao.events import Event, FinalEvent
 from tao.models import Model
 from tao.models.base import ModelReply
 from tao.protocol.labels import Labels
 from tao.run.act import Approver, Executor, Person, aexecute, call_tool
+from tao.run.context import Remaining, current
 from tao.run.driver import Driver, RunParts, ignore
 from tao.run.exchange import (
     Answer,
@@ -45,9 +48,10 @@ from tao.run.exchange import (
     RunTools,
 )
 from tao.run.loop import Loop, react
-from tao.run.setup import Start, begin, build_setup, follow, reopen
+from tao.run.setup import Models, Start, begin, build_setup, follow, reopen
+from tao.state.budget import ChildRun
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.config import Checkpoint, Decision, RunConfig, Settings
 from tao.state.result import RunObserver, RunResult, Status
 from tao.telemetry import Telemetry, from_environment
 from tao.tools.base import Tool
@@ -64,13 +68,15 @@ History = RunResult | str | None
 class Agent:
     """A model, a set of tools and a :class:`RunConfig`; :meth:`run` solves one task with them.
 
-    Settings go in ``config`` or as keywords of the same names (``max_steps=5``);
-    live objects (an approver, an executor, a store, a policy) go beside them.
+    Settings go in ``config`` or as keywords of the same names (``max_steps=5``), typed
+    by :class:`~tao.state.config.Settings`: a misspelled one fails here, with the nearest
+    name (:class:`~tao.errors.UnknownSettingError`). Live objects (an approver, an
+    executor, a store, a policy) go beside them.
     """
 
     def __init__(
         self,
-        model: str | Model | None = None,
+        model: Models | None = None,
         tools: Sequence[ToolSpec] | None = None,
         *,
         config: RunConfig | None = None,
@@ -79,9 +85,8 @@ class Agent:
         executor: Executor | None = None,
         record: bool | Store = True,
         policy: Policy | None = None,
-        trust_project_policy: bool | None = None,
         api_key: str | None = None,
-        **settings: object,
+        **settings: Unpack[Settings],
     ) -> None:
         policy = policy if policy is not None else Policy.default()
         built = build_setup(model, tools, config, settings, ask=ask, api_key=api_key, policy=policy)
@@ -95,11 +100,11 @@ class Agent:
         self.executor: Executor = executor or call_tool
         self.approve = approve
         # A policy file inside the project is refused unless a person vouches for it
-        # (``trust_project_policy``, default ``$TAO_TRUST_PROJECT_POLICY``).
+        # (the ``trust_project_policy`` setting, default ``$TAO_TRUST_PROJECT_POLICY``).
         projects = {Path(t.root) for t in self.tools.values() if t.root is not None}
         if self.config.project:
             projects.add(Path(self.config.project))
-        self.policy = policy.outside(projects, trust=trust_project_policy)
+        self.policy = policy.outside(projects, trust=self.config.trust_project_policy)
         self.record = record
         self._store: Store | None = record if not isinstance(record, bool) else None
         #: Checkpoints of runs not recorded in a store, so they can still be resumed or followed
@@ -195,6 +200,22 @@ class Agent:
         """Start ``task`` in a thread; the handle can wait for it or ``cancel()`` it."""
         return RunHandle(_SyncDriver(self._parts(), observers, ignore), self._begin(task, history))
 
+    def start_resume(self, run: str | RunResult, *, observers: Observers = ()) -> RunHandle:
+        r""":meth:`resume` in a thread; a worker ``interrupt()``\ s it when told to stop."""
+        return RunHandle(_SyncDriver(self._parts(), observers, ignore), self._reopen(run, None))
+
+    def submit(self, task: str, *, queue: str | None = None) -> str:
+        """Put ``task`` on a queue of workers (``tao worker``, or :class:`tao.workers.worker.
+        Worker` in your own process, where your tools live); returns its run id, ``queued``.
+        Needs ``pip install 'tao[workers]'`` and a run log (``TAO_DATABASE_URL`` for many
+        machines)."""
+        from tao.workers.queue import submit_run
+
+        store = self.run_log()
+        if store is None:
+            raise ConfigError("a submitted run lives in the run log: use record=True")
+        return submit_run(store, task, self.model.name, self.config, queue)
+
     def _stream(self, start: Start, observers: Sequence[RunObserver]) -> Iterator[Event]:
         events: queue.Queue[Event | BaseException] = queue.Queue()
         driver = _SyncDriver(self._parts(), observers, events.put)
@@ -217,6 +238,62 @@ class Agent:
             yield event
             if isinstance(event, FinalEvent):
                 return
+
+    # -- composition: this agent as another agent's tool -------------------------------------
+
+    def as_tool(self, name: str, description: str, *, config: RunConfig | None = None) -> Tool:
+        """This agent as a tool of another: each call is a child run of its own.
+
+            researcher = Agent("openai:gpt-5-mini", ["wiki"])
+            lead = Agent("anthropic:claude-sonnet-5", [researcher.as_tool(
+                "research", "Answer a factual question from Wikipedia.")])
+
+        The child is recorded in the run log with the parent as its ``parent_id``, and the
+        parent's step names it (``child_run``); its tokens and cost count in the parent's
+        usage; it gets at most what is left of the parent's budget (tokens, time, money);
+        cancelling or interrupting the parent stops it. ``config`` replaces this agent's
+        settings for the child runs (a smaller ``max_steps``, say).
+        """
+        from tao.tools.base import make_tool
+
+        child = self if config is None else self._with_config(config)
+
+        def call(task: str) -> str:
+            """Args:
+            task: What to do, in full: the other agent sees nothing of this conversation.
+            """
+            return child._child_run(name, task)
+
+        return make_tool(call, name=name, description=description, timeout_s=None)
+
+    def _with_config(self, config: RunConfig) -> Agent:
+        """This agent with other settings: the same model, tools, approver and run log."""
+        tools = [tool for tool_name, tool in self.tools.items() if tool_name != "finish"]
+        built = build_setup(self.model, tools, config, {}, policy=self.policy)
+        child = copy.copy(self)
+        child.config, child.setup, child.tools = built.config, built.setup, built.setup.tools
+        return child
+
+    def _child_run(self, tool: str, task: str) -> str:
+        """One call of :meth:`as_tool`: a run under the call's parent, its answer returned."""
+        context = current()
+        parts, start = self._parts(), self._begin(task)
+        if context is not None:  # called by a run's driver: nest under it, within its budget
+            capped = _within(parts.setup.config, context.remaining)
+            parts = dataclasses.replace(
+                parts, setup=dataclasses.replace(parts.setup, config=capped)
+            )
+            start.result.parent_id, start.result.config = context.run_id, capped
+        driver = _SyncDriver(parts, (), ignore)
+        if context is not None:
+            context.on_stop(driver.stop)
+        result = driver.drive(start)
+        if context is not None:
+            usage = result.usage
+            context.child = ChildRun(
+                result.run_id, usage.input_tokens, usage.output_tokens, usage.cost_usd
+            )
+        return _child_answer(tool, result)
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -257,9 +334,12 @@ class Agent:
         )
 
     def run_log(self) -> Store | None:
-        """The store this agent records into, opened on first use; ``None`` with record=False."""
+        """The store this agent records into, opened on first use; ``None`` with record=False.
+        ``record`` set to a store after the agent was made (a worker lends its own) counts."""
         if self.record is False:
             return None
+        if self._store is None and not isinstance(self.record, bool):
+            self._store = self.record
         if self._store is None:
             from tao.store.factory import open_store
 
@@ -296,7 +376,14 @@ class RunHandle:
 
         A tool call in flight is abandoned (its thread ends on its own); the result is
         ready at once."""
-        self._driver.stop(Status.CANCELLED)
+        self._stop(Status.CANCELLED)
+
+    def interrupt(self) -> None:
+        """End the run as ``interrupted`` now (resumable), as Ctrl-C would: a worker stopping."""
+        self._stop(Status.INTERRUPTED)
+
+    def _stop(self, status: Status) -> None:
+        self._driver.stop(status)
         if self._driver.result is not None and self._driver.closed:
             self._outcome = self._driver.result
             self._ended.set()
@@ -308,6 +395,32 @@ class RunHandle:
         if isinstance(self._outcome, BaseException):
             raise self._outcome
         return self._outcome
+
+
+def _within(config: RunConfig, left: Remaining) -> RunConfig:
+    """``config`` with no more budget than the parent has left."""
+    cost = config.max_cost_usd
+    if left.cost_usd is not None:
+        cost = left.cost_usd if cost is None else min(cost, left.cost_usd)
+    return config.replace(
+        max_tokens=max(min(config.max_tokens, left.tokens), 1),
+        max_seconds=max(min(config.max_seconds, left.seconds), 0.001),
+        max_cost_usd=cost,
+    )
+
+
+def _child_answer(tool: str, result: RunResult) -> str:
+    """What the parent's model reads: the child's answer, or why there is none."""
+    if result.status is Status.FINISHED and result.answer is not None:
+        return result.answer
+    if result.status is Status.AWAITING_APPROVAL:
+        calls = ", ".join(call.tool for call in result.pending or ())
+        raise ToolError(
+            f"{tool} (run {result.run_id}) is waiting for a person to approve {calls}; "
+            f"it goes on with `tao runs approve {result.run_id}` and `tao resume {result.run_id}`"
+        )
+    why = result.error or result.stop_reason or str(result.status)
+    raise ToolError(f"{tool} (run {result.run_id}) ended without an answer: {why}")
 
 
 def resumed(start: Start, setup: LoopSetup) -> Loop:
@@ -351,7 +464,7 @@ class _SyncDriver(Driver):
         started = time.perf_counter()
         try:
             on_text = None if self.emit is ignore else self.on_text(request.step)
-            reply = self.model.complete(request.request, on_text)
+            reply = self.model.complete(self.model_request(request), on_text)
         except Exception as error:  # a backend failure ends the run with status error
             return ModelFailure(describe_error(error), time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
@@ -395,16 +508,19 @@ class _AsyncDriver(Driver):
 
     async def ask(self, request: AskModel) -> ModelAnswer | ModelFailure:
         started, model = time.perf_counter(), self.model
-        on_text = self.on_text(request.step)
+        on_text, sent = self.on_text(request.step), self.model_request(request)
         try:
             acomplete = getattr(model, "acomplete", None)
             if acomplete is None:  # a hand-written model with only ``complete``
-                reply = await asyncio.to_thread(model.complete, request.request, on_text)
+                reply = await asyncio.to_thread(model.complete, sent, on_text)
             else:
-                reply = await acomplete(request.request, on_text)
+                reply = await acomplete(sent, on_text)
         except Exception as error:
             return ModelFailure(describe_error(error), time.perf_counter() - started)
-        assert isinstance(reply, ModelReply)
+        if not isinstance(reply, ModelReply):  # a hand-written model's mistake: a failed call
+            kind = type(reply).__name__
+            message = f"the model returned {kind}, not a ModelReply"
+            return ModelFailure(message, time.perf_counter() - started)
         return ModelAnswer(reply, time.perf_counter() - started)
 
     async def act(self, request: RunTools) -> list[Outcome]:

@@ -4,8 +4,9 @@ Three families, because callers handle them differently:
 
 - :class:`ModelFacingError`: what the *model* is told about. The loop never lets one
   escape (SPEC L4): a bad reply, a failing tool or an unknown tool becomes an Observation.
-- :class:`ControlSignal`: not a failure at all; the run stops on purpose (a call needs a
-  person's approval, the run was cancelled) and can go on later.
+- :class:`ControlSignal`: not a failure at all; the run stops on purpose (it was
+  cancelled) and can go on later. A call that waits for a person is a status
+  (``awaiting_approval``), never an exception.
 - :class:`FatalError`: the run, or the command driving it, cannot go on: a bad model spec,
   a backend that failed, a corrupt run log. ``partial`` carries the run so far, if any.
 
@@ -14,7 +15,12 @@ Three families, because callers handle them differently:
     except tao.ModelSpecError as error:
         print(error)
 
-Each module may define a narrower class, always under one of these families.
+Each module may define a narrower class, always under one of these families. Every class
+here is raised somewhere, or is the base of one that is (``tests/test_exports.py``).
+
+Outside the tree, :class:`InternalError` is a bug in tao itself (a broken invariant of the
+loop or the engine): it is raised with ``if``, not ``assert``, so ``python -O`` keeps it, and
+it is no :class:`TaoError`, so ``except TaoError`` never mistakes a bug for a user's error.
 """
 
 from __future__ import annotations
@@ -40,6 +46,17 @@ class PartialRun(Protocol):
     def steps(self) -> Sequence[object]: ...
 
 
+class InternalError(AssertionError):
+    """A bug in tao: an invariant of the loop or the engine does not hold. Please report it.
+
+    An :class:`AssertionError` (it is one), raised explicitly so that ``python -O``, which
+    drops ``assert`` statements, does not drop the check.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{message} (a bug in tao; please report it)")
+
+
 class TaoError(Exception):
     """Base of every error tao raises on purpose; catch this to catch them all."""
 
@@ -51,16 +68,8 @@ class ModelFacingError(TaoError):
     """A problem the model caused and can fix; it becomes an Observation, never a crash."""
 
 
-class ParseError(ModelFacingError):
-    """A reply with no readable Action; the model gets a format reminder (SPEC L4, L9)."""
-
-
 class ToolError(ModelFacingError):
     """Raised by a tool to refuse or fail a call; becomes ``Error: ...`` in the Observation."""
-
-
-class UnknownToolError(ModelFacingError):
-    """The model named a tool that does not exist; it is told which ones do."""
 
 
 # -- control signals: the run stops on purpose ------------------------------------------------
@@ -68,10 +77,6 @@ class UnknownToolError(ModelFacingError):
 
 class ControlSignal(TaoError):
     """The run stopped on purpose and can be continued; not a failure."""
-
-
-class ApprovalRequired(ControlSignal):
-    """A call with side effects waits for a person (SPEC S3); resume once one decided."""
 
 
 class Cancelled(ControlSignal):
@@ -101,6 +106,12 @@ class ModelError(FatalError):
     """A backend failed to answer (network, server error, exhausted replay script)."""
 
 
+class ModelUnreachableError(ModelError):
+    """The backend could not answer at all: no connection, a timeout, a rate limit or server
+    error that outlasted the SDK's retries, or a model the server does not know. Another
+    model may answer the same request (fallback models), unlike a request it rejected."""
+
+
 class ToolDefinitionError(FatalError, TypeError):
     """A Python function that cannot become a tool (e.g. an untyped parameter)."""
 
@@ -111,6 +122,11 @@ class UnknownToolSetError(FatalError, ValueError):
 
 class ConfigError(FatalError, ValueError):
     """A setting, option or file given by a person that cannot be used as it is."""
+
+
+class UnknownSettingError(ConfigError, TypeError):
+    """A setting no :class:`tao.RunConfig` has, e.g. ``Agent(max_step=5)``; the message
+    suggests the nearest one. A ``TypeError`` too, as Python's own for a wrong keyword."""
 
 
 class StoreError(FatalError):

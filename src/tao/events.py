@@ -8,6 +8,8 @@ for event in agent.stream("What is 17 * 23 + 4?"):
             print(f"\\n-> {tool}({arguments})")
         case ObservationEvent(step=step):
             print(step.observation)
+        case AnswerEvent(answer=answer):
+            print("answer step:", answer)
         case FinalEvent(result=result):
             print("answer:", result.answer)
 """
@@ -51,9 +53,24 @@ class ApprovalEvent:
 
 @dataclass(frozen=True, slots=True)
 class ObservationEvent:
-    """A step is complete: its observation, timings and tokens are in ``step``."""
+    """A step with an observation is complete: its observation, timings and tokens are in
+    ``step``. The final answer's step is an :class:`AnswerEvent`, never one of these."""
 
     step: Step
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEvent:
+    """The model's final answer step is complete (issue 30: it came as an ``ObservationEvent``
+    of kind ``FINAL``); ``step`` holds its thought, timings and tokens. The run's end, with
+    its status (a forced answer, a failed typed answer), is the :class:`FinalEvent` after."""
+
+    step: Step
+
+    @property
+    def answer(self) -> str:
+        """The answer as the model gave it."""
+        return self.step.argument or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,4 +80,4 @@ class FinalEvent:
     result: RunResult
 
 
-Event = TextDelta | ActionEvent | ApprovalEvent | ObservationEvent | FinalEvent
+Event = TextDelta | ActionEvent | ApprovalEvent | ObservationEvent | AnswerEvent | FinalEvent

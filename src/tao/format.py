@@ -46,6 +46,7 @@ STATUS_STYLES: dict[str, str] = {
     Status.ERROR: "bold red",
     Status.INTERRUPTED: "bold red",
     Status.CANCELLED: "bold yellow",
+    Status.QUEUED: "bold cyan",
 }
 
 _STATUS_WORDS: dict[str, str] = {
@@ -54,7 +55,9 @@ _STATUS_WORDS: dict[str, str] = {
 }
 
 #: Statuses of a run that has not ended: it has no duration yet, and may still change.
-UNFINISHED_STATUSES = frozenset({Status.RUNNING, Status.INTERRUPTED, Status.AWAITING_APPROVAL})
+UNFINISHED_STATUSES = frozenset(
+    {Status.QUEUED, Status.RUNNING, Status.INTERRUPTED, Status.AWAITING_APPROVAL}
+)
 
 #: Steps that went wrong; both renderers show them red.
 ERROR_KINDS = frozenset({StepKind.PARSE_ERROR, StepKind.UNKNOWN_TOOL, StepKind.MODEL_ERROR})

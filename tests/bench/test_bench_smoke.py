@@ -67,3 +67,14 @@ def test_tokens_quick_counts_both_loops() -> None:
         assert positive(sent)
         assert 0 <= data[f"{loop}_cacheable_per_solved"] <= sent
     assert 0.5 < data["tao_over_naive_sent"] < 2
+
+
+def test_long_runs_quick_stays_flat_with_compaction() -> None:
+    """bench/long_runs.py (issue 27): with compaction the prompt stays under the window;
+    without it, it grows with the run."""
+    data = run_bench("long_runs.py")
+    elide, none = data["elide"], data["none"]
+    assert elide["status"] == none["status"] == "finished"
+    assert elide["max_prompt_tokens"] < data["window"] < none["max_prompt_tokens"]
+    assert elide["compactions"] >= 3 and none["compactions"] == 0
+    assert elide["refused"] == 0

@@ -42,3 +42,32 @@ def test_runs_list_at_a_narrow_terminal_keeps_ids_statuses_and_headers_whole_M3(
         assert full.startswith(prefix) and len(prefix) >= 4, row
         shown = tao_cli("runs", "show", prefix)  # copyable: the prefix resolves to that run
         assert shown.returncode == 0 and status in shown.stdout, shown.stderr
+
+
+HOTPOTQA_HEADERS = ["strategy", "EM%", "95% CI", "F1%", "paper", "ans", "w/o", "parse",
+                    "fallb", "steps", "tok/q", "s/q", "cost"]  # fmt: skip
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_eval_tables_at_a_narrow_terminal_wrap_and_never_cut_M3(
+    columns: int, tao_home: Path, replay: Replay
+) -> None:
+    """``tao eval`` and ``tao eval report``: every header, strategy and number whole (issue 30:
+    it printed "strat… E… 95% …"); the table splits (or stacks) where it would not fit."""
+    script = replay(["Thought: easy.\nAction: finish[yes]"] * 3)
+    env = terminal_env({**os.environ, "TAO_HOME": str(tao_home)}, columns=columns)
+    commands = [
+        ["eval", "hotpotqa", "--model", f"replay:{script}", "--limit", "1", "--strategy", "react"],
+        ["eval", "report"],
+    ]
+    for command in commands:
+        with Terminal([sys.executable, "-m", "tao", *command], env=env, columns=columns) as t:
+            assert t.finish() == 0
+            screen = t.screen_text()
+        assert "…" not in screen, screen
+        assert all(len(line) <= columns for line in screen.splitlines())
+        table = screen[screen.index("fallbacks)") :]
+        for header in HOTPOTQA_HEADERS:
+            assert re.search(rf"(^|\s){re.escape(header)}(\s|$)", table, re.M), (header, screen)
+        assert re.search(r"(^|\s)react(\s|$)", table, re.M) and "27.4" in table, screen
+        assert "100.0" in table and "unknown" in table, screen

@@ -166,12 +166,12 @@ def test_show_prints_every_step_readably_L1_M3(tao_cli: Any, logged: dict[str, R
 
 
 def test_show_json_is_the_run_result_M3(tao_cli: Any, logged: dict[str, RunResult]) -> None:
-    """M3: `show --json` prints RunResult.to_dict() of the recorded run."""
+    """M3: `show --json` prints RunResult.to_json() of the recorded run."""
     out = tao_cli("runs", "show", "0193a0000001aaaa", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data == json.loads(json.dumps(logged["old"].to_dict()))
-    assert RunResult.from_dict(data) == logged["old"]
+    assert data == json.loads(json.dumps(logged["old"].to_json()))
+    assert RunResult.from_json(data) == logged["old"]
 
 
 def test_show_marks_an_unfinished_run_M3(tao_cli: Any, tao_home: Path) -> None:
@@ -238,9 +238,10 @@ def test_newer_schema_is_a_one_line_error_M3(tao_cli: Any, tao_home: Path) -> No
     """M3: a log from a newer tao says to upgrade tao."""
     tao_home.mkdir(mode=0o700, parents=True)
     conn = sqlite3.connect(tao_home / "tao.db")
-    conn.execute("PRAGMA user_version = 9")
+    newer = SCHEMA_VERSION + 1
+    conn.execute(f"PRAGMA user_version = {newer}")
     conn.close()
     out = tao_cli("runs", "show", "abc")
     _assert_one_line_error(
-        out, f"newer tao (schema v9, this tao knows v{SCHEMA_VERSION}); upgrade tao"
+        out, f"newer tao (schema v{newer}, this tao knows v{SCHEMA_VERSION}); upgrade tao"
     )

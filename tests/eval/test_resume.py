@@ -71,7 +71,7 @@ def test_resume_after_sigkill(
     assert asked_again and not asked_again & finished, "finished questions are not asked again"
     after = ResultsFile(path).read()
     assert sorted(r.index for r in after) == [0, 1, 2, 3]
-    assert [r.to_dict() for r in after[: len(before)]] == [r.to_dict() for r in before]
+    assert [r.to_json() for r in after[: len(before)]] == [r.to_json() for r in before]
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4 and all(json.loads(line) for line in lines)  # the torn tail is gone
 
@@ -125,7 +125,7 @@ def test_results_written_by_the_first_tao_still_resume(tmp_path: Path) -> None:
     (record,) = results.load().values()
     assert record.answer == "yes" and record.run_ids == ["0193abc"] and record.tokens == 120
     # Lines only gain fields: one written before costs were kept reads with an unknown cost.
-    assert json.loads(line) | {"cost_usd": None, "forced": False} == record.to_dict()
+    assert json.loads(line) | {"cost_usd": None, "forced": False} == record.to_json()
 
 
 def test_a_mistyped_results_line_is_refused_with_its_field(tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ def test_a_mistyped_results_line_is_refused_with_its_field(tmp_path: Path) -> No
     from tao.eval.results import ResultsError
 
     path = tmp_path / "r.jsonl"
-    good = QuestionRecord(0, "q0", "Q?", "A", "A", 1.0, 1.0, "cot", "hotpotqa", "m").to_dict()
+    good = QuestionRecord(0, "q0", "Q?", "A", "A", 1.0, 1.0, "cot", "hotpotqa", "m").to_json()
     path.write_text(
         json.dumps({**good, "steps": "three"}) + "\n" + json.dumps(good) + "\n", encoding="utf-8"
     )

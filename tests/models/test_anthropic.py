@@ -23,6 +23,7 @@ CALC = ToolSpec(
         "required": ["expression"],
     },
 )
+EPHEMERAL = {"type": "ephemeral"}
 QUESTION = [
     {"role": "system", "content": "You are a careful agent."},
     {"role": "user", "content": "What is 17 * 23 + 4?"},
@@ -149,9 +150,16 @@ def test_text_reply_and_what_the_sdk_sent(wire: Any) -> None:
     assert sent.body == {
         "model": "claude-sonnet-5",
         "max_tokens": 300,
-        "system": "You are a careful agent.",
+        "system": [
+            {"type": "text", "text": "You are a careful agent.", "cache_control": EPHEMERAL}
+        ],
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": QUESTION[1]["content"]}]}
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": QUESTION[1]["content"], "cache_control": EPHEMERAL}
+                ],
+            }
         ],
         "stop_sequences": ["Observation:"],
         "temperature": 0.0,
@@ -180,6 +188,7 @@ def test_tool_call_and_the_tools_schema(wire: Any) -> None:
             "name": "calculator",
             "description": "Evaluate an arithmetic expression.",
             "input_schema": CALC.parameters,
+            "cache_control": EPHEMERAL,  # the tools are part of the stable prefix
         }
     ]
 
@@ -234,7 +243,12 @@ def test_parallel_calls_and_their_results_translated_back(wire: Any) -> None:
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_01", "content": "391"},
-                {"type": "tool_result", "tool_use_id": "toolu_02", "content": "4"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_02",
+                    "content": "4",
+                    "cache_control": EPHEMERAL,  # the transcript's end: the next prefix
+                },
             ],
         },
     ]
@@ -356,6 +370,7 @@ def test_native_async_run_end_to_end(wire: Any, monkeypatch: pytest.MonkeyPatch)
         "type": "tool_result",
         "tool_use_id": "toolu_01",
         "content": "395",
+        "cache_control": EPHEMERAL,
     }
 
 
@@ -421,3 +436,80 @@ def test_cache_reads_and_writes_are_priced_at_their_rates(wire: Any) -> None:
     usage = Usage(input_tokens=812, output_tokens=58, cache_read_tokens=100, cache_write_tokens=300)
     price = calc_price(usage, "claude-sonnet-5", provider_id="anthropic").total_price
     assert reply.cost_usd == float(price) > 0
+
+
+def test_a_prompt_too_long_names_the_window_issue_27(wire: Any) -> None:
+    """Anthropic's refusal for size, through its SDK: the error names the limit, and a run
+    learns its window from it (tao.models.window.overflow)."""
+    from tao.models.window import Overflow, overflow
+
+    wire.json(
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 208310 tokens > 200000 maximum",
+            },
+        },
+        status=400,
+    )
+    with pytest.raises(ModelError) as refused:
+        model(wire).complete(ModelRequest(messages=QUESTION))
+    assert overflow(str(refused.value)) == Overflow(200000, 208310)
+
+
+def test_each_step_marks_the_stable_prefix_and_the_transcript_end_for_the_cache(
+    wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31: a whole run's requests carry ``cache_control`` on the system prompt (its
+    instructions and examples), on the last tool, and on the newest turn, and never more
+    than the four breakpoints the API allows; the cached tokens reach the run's usage."""
+    from tao.agent import Agent
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    cached = message([use("toolu_01", "17 * 23 + 4")], stop_reason="tool_use")
+    cached["usage"] = {
+        "input_tokens": 20,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 1500,
+        "output_tokens": 30,
+    }
+    wire.json(cached)
+    finish = {"type": "tool_use", "id": "toolu_02", "name": "finish", "input": {"answer": "395"}}
+    wire.json(message([finish], stop_reason="tool_use"))
+    agent = Agent("anthropic:claude-sonnet-5", ["calc"], base_url=wire.base_url, record=False)
+    result = agent.run("What is 17 * 23 + 4?")
+    assert (result.status, result.answer) == (Status.FINISHED, "395")
+    for body in wire.bodies:
+        system, tools, turns = body["system"], body["tools"], body["messages"]
+        assert system[-1]["cache_control"] == EPHEMERAL
+        assert "17 * 23 + 4" not in system[-1]["text"]  # the task is not the stable prefix
+        assert tools[-1]["cache_control"] == EPHEMERAL
+        assert turns[-1]["content"][-1]["cache_control"] == EPHEMERAL
+        marked = json.dumps(body).count('"cache_control"')
+        assert marked == 3
+    # the second request's newest turn is the tool result: the first request's end is
+    # now inside the prefix, where the cache finds it
+    assert wire.bodies[1]["messages"][-1]["content"][-1]["type"] == "tool_result"
+    assert result.usage.input_tokens == 1520 + 512
+
+
+def test_a_server_that_refuses_cache_control_is_asked_again_without_it(wire: Any) -> None:
+    """A proxy that rejects ``cache_control`` by name costs one retry, then none."""
+    wire.json(
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "cache_control: Extra inputs are not permitted",
+            },
+        },
+        400,
+    )
+    wire.json(message([{"type": "text", "text": "hi"}]))
+    wire.json(message([{"type": "text", "text": "again"}]))
+    anthropic = model(wire)
+    assert anthropic.complete(ModelRequest(messages=QUESTION)).text == "hi"
+    assert anthropic.complete(ModelRequest(messages=QUESTION)).text == "again"
+    assert "cache_control" in json.dumps(wire.bodies[0])
+    assert all("cache_control" not in json.dumps(body) for body in wire.bodies[1:])

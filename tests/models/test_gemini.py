@@ -369,3 +369,24 @@ def test_cached_content_and_thoughts_are_priced_as_the_table_says(wire: Any) -> 
     usage = Usage(input_tokens=96, output_tokens=52, cache_read_tokens=64)
     price = calc_price(usage, "gemini-3.8-flash", provider_id="google").total_price
     assert reply.cost_usd == float(price) > 0
+
+
+def test_an_input_over_the_window_names_it_issue_27(wire: Any) -> None:
+    """Gemini's refusal for size, through google-genai: the error names the limit, and a run
+    learns its window from it (tao.models.window.overflow)."""
+    from tao.models.window import Overflow, overflow
+
+    wire.json(
+        {
+            "error": {
+                "code": 400,
+                "message": "The input token count (1200000) exceeds the maximum number of "
+                "tokens allowed (1048576).",
+                "status": "INVALID_ARGUMENT",
+            }
+        },
+        status=400,
+    )
+    with pytest.raises(ModelError) as refused:
+        model(wire).complete(ModelRequest(messages=QUESTION))
+    assert overflow(str(refused.value)) == Overflow(1048576, 1200000)

@@ -431,3 +431,27 @@ def test_missing_sdk_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
         load_model("anthropic:claude-sonnet-5", api_key="k")
     with pytest.raises(ModelUnavailableError, match=r"pip install 'tao\[gemini\]'"):
         load_model("gemini:gemini-3.8-flash", api_key="k")
+
+
+def test_each_run_keys_the_prompt_cache_with_its_own_id(wire: Any) -> None:
+    """Issue 31: every request of a run carries ``prompt_cache_key`` = the run's id, so
+    OpenAI routes the growing transcript to the cache that holds its prefix; another run
+    has another key; a server that refuses the field by name is asked again without it."""
+    from tao.agent import Agent
+
+    agent = Agent("openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False)
+    runs = []
+    for _ in range(2):
+        wire.json(completion(None, [function("c1", '{"expression": "17 * 23 + 4"}')], "tool_calls"))
+        wire.json(completion(None, [function("c2", '{"answer": "395"}', "finish")], "tool_calls"))
+        runs.append(agent.run("What is 17 * 23 + 4?"))
+    keys = [body["prompt_cache_key"] for body in wire.bodies]
+    assert keys == [runs[0].run_id] * 2 + [runs[1].run_id] * 2
+    assert runs[0].run_id != runs[1].run_id
+
+    refused = {"error": {"message": "Unrecognized request argument: prompt_cache_key"}}
+    wire.json(refused, 400)
+    wire.json(completion("fine"))
+    request = ModelRequest(messages=[{"role": "user", "content": "hi"}], cache_key="run-1")
+    assert agent.model.complete(request).text == "fine"
+    assert "prompt_cache_key" not in wire.bodies[-1]

@@ -99,7 +99,7 @@ PROGRAM = textwrap.dedent(
 
         agent.model.complete = slowly
     result = agent.resume(sys.argv[3]) if len(sys.argv) > 3 else agent.run("invoice ACME")
-    print(json.dumps(result.to_dict()))
+    print(json.dumps(result.to_json()))
     """
 )
 

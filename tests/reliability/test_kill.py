@@ -134,7 +134,7 @@ class Home:
             runs = store.list_runs()
             if not runs:
                 return None
-            data: dict[str, Any] = store.get_run(runs[0].run_id).to_dict()
+            data: dict[str, Any] = store.get_run(runs[0].run_id).to_json()
         return data
 
     def lines(self) -> list[str]:

@@ -92,7 +92,7 @@ def test_every_step_and_checkpoint_reads_back_whole_while_each_message_is_stored
 def test_json_gives_each_step_only_its_new_messages_and_rebuilds_whole_R3() -> None:
     """R3: ``--json`` is linear: model_input holds the new messages from model_input_from."""
     result, _ = run(600, False)
-    data = result.to_dict()
+    data = result.to_json()
     text = json.dumps(data)
     assert len(text) < 1_000_000
     steps = data["steps"]
@@ -103,7 +103,7 @@ def test_json_gives_each_step_only_its_new_messages_and_rebuilds_whole_R3() -> N
     assert second["model_input_from"] == 2
     assert second["model_input"] == result.steps[1].model_input[2:]
     assert last["model_input_from"] == 2 * 599
-    assert RunResult.from_dict(json.loads(text)).steps == result.steps
+    assert RunResult.from_json(json.loads(text)).steps == result.steps
 
 
 def test_export_full_keeps_each_steps_whole_input_R3(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_a_schema_v2_log_is_migrated_and_its_steps_and_checkpoints_read_whole_R3
         store.save_state("v2", state)  # a resumed old run goes on in the new layout
         assert store.load_state("v2") == state
     version = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0]
-    assert version == SCHEMA_VERSION == 7
+    assert version == SCHEMA_VERSION == 11
 
 
 @pytest.mark.parametrize("steps", [1, 2])

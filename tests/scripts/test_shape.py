@@ -39,7 +39,7 @@ AGENT = '''
 class Agent:
     """A small agent: everything else goes through its config."""
 
-    def __init__(self, model, tools=None, *, config=None, **settings):
+    def __init__(self, model, tools=None, *, config=None, **settings: Unpack[Settings]):
         self.model = model
 '''
 
@@ -92,7 +92,7 @@ def test_a_clean_tree_passes_every_check(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"loop.py": "def step(x):\n    return x + 1\n"})
     report = shape.measure(root)
     assert [c.name for c in report if not c.passed] == []
-    assert len(report) == 10
+    assert len(report) == 11
 
 
 # -- duplicated runs ------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def test_the_web_page_and_servers_never_import_the_cli(tmp_path: Path) -> None:
 # -- Agent ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("extra", "passed"), [(7, True), (8, False)])
+@pytest.mark.parametrize(("extra", "passed"), [(6, True), (7, False)])
 def test_agent_init_parameters(tmp_path: Path, extra: int, passed: bool) -> None:
     # model, tools, *args, **kwargs, plus ``extra`` keyword-only ones; ``self`` left out.
     keywords = ", ".join(f"k{i}=None" for i in range(extra))
@@ -349,6 +349,26 @@ def test_agent_init_parameters(tmp_path: Path, extra: int, passed: bool) -> None
     root = write_tree(tmp_path, {"agent.py": agent + "        pass\n"})
     result = check(root, "Agent")
     assert (result.value, result.passed) == (4 + extra, passed)
+    assert result.where == "agent.py:2 Agent.__init__"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "untyped"),
+    [
+        ("**settings: Unpack[Settings]", 0),
+        ("**settings: typing.Unpack[Settings]", 0),
+        ("**settings: 'Unpack[Settings]'", 0),
+        ("max_steps: int = 8", 0),
+        ("**settings: object", 1),
+        ("**settings", 1),
+        ("**settings: dict[str, int]", 1),
+    ],
+)
+def test_agent_takes_no_untyped_settings(tmp_path: Path, kwargs: str, untyped: int) -> None:
+    """Issue 29: ``Agent(max_step=5)`` must be an error a type checker sees."""
+    agent = f"class Agent:\n    def __init__(self, model, {kwargs}):\n        pass\n"
+    result = check(write_tree(tmp_path, {"agent.py": agent}), "untyped **kwargs")
+    assert (result.value, result.passed) == (untyped, not untyped)
     assert result.where == "agent.py:2 Agent.__init__"
 
 
@@ -366,7 +386,7 @@ def test_the_command_exits_0_when_clean_and_1_when_a_check_fails(tmp_path: Path)
     done = run_script("--root", str(clean))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].split() == ["check", "value", "limit", "result", "where"]
-    assert done.stdout.rstrip().endswith("shape: 10 passed, 0 failed")
+    assert done.stdout.rstrip().endswith("shape: 11 passed, 0 failed")
 
     many = {f"m{i}.py": "" for i in range(12)}  # and agent.py
     big = write_tree(tmp_path / "bad", many)
@@ -394,4 +414,4 @@ def test_the_real_tree_is_measured_quickly() -> None:
     started = time.process_time()
     report = shape.measure(REPO / "src" / "tao")
     assert time.process_time() - started < 5
-    assert [c.found for c in report] == [True] * 10
+    assert [c.found for c in report] == [True] * 11

@@ -215,3 +215,30 @@ def test_cli_refuses_a_project_policy_and_writes_nothing_S3(
     trusted = tao_cli(*args, "--no-input", "--json", "--trust-project-policy", cwd=project, env=env)
     assert trusted.returncode == 0, trusted.stderr
     assert (project / "pwned.txt").read_text() == "granted"
+
+
+def test_trusting_a_project_policy_lasts_one_command_never_the_run_log_S3(
+    tao_cli: Any, replay: Replay, tmp_path: Path
+) -> None:
+    """The person's word covers the file as it was when they gave it: the run log does not
+    record it (an approved write may change the file before the run resumes), so ``tao
+    resume`` refuses the file again until the person says so again (issue 29: the setting
+    is declared once, not recorded, and shown by ``tao run`` and ``tao resume``)."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    (project / "policy.toml").write_text(GRANT + 'path = "notes.txt"\n')  # not pwned.txt
+    env = {"TAO_POLICY": str(project / "policy.toml")}
+    run = ["run", "x", "-m", f"replay:{replay(WRITE)}", "-t", "write", "--project", str(project)]
+    paused = tao_cli(*run, "--no-input", "--json", "--trust-project-policy", cwd=project, env=env)
+    assert paused.returncode == 4, paused.stderr  # awaiting the person's approval
+    run_id = json.loads(paused.stdout)["run_id"]
+    assert tao_cli("runs", "approve", run_id, cwd=project, env=env).returncode == 0
+    refused = tao_cli("resume", run_id, "--no-input", "--json", cwd=project, env=env)
+    assert refused.returncode == 2, refused.stderr
+    assert "--trust-project-policy" in refused.stderr
+    assert not (project / "pwned.txt").exists()
+    resumed = tao_cli(
+        "resume", run_id, "--no-input", "--json", "--trust-project-policy", cwd=project, env=env
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert (project / "pwned.txt").read_text() == "granted"

@@ -48,7 +48,7 @@ def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log
     """M3: v1 -> v5 rebuilds `runs` without losing a run, step or model call (no cascade)."""
     assert _version(old_log) == 1
     open_store(old_log).close()
-    assert _version(old_log) == SCHEMA_VERSION == 7
+    assert _version(old_log) == SCHEMA_VERSION == 11
     conn = sqlite3.connect(old_log)
     try:
         counts = [
@@ -61,7 +61,7 @@ def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log
     finally:
         conn.close()
     assert counts == [4, 4, 4]
-    assert "'interrupted', 'cancelled'" in table
+    assert "'interrupted', 'cancelled', 'queued'" in table
 
 
 def test_the_old_log_lists_and_shows_every_run(old_log: Path) -> None:

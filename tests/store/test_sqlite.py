@@ -19,7 +19,7 @@ from tao.paths import default_db_path
 from tao.state.result import Status
 from tao.store import SCHEMA_VERSION, SQLiteStore
 from tao.store.factory import open_store
-from tao.store.schema import MIGRATIONS, V2_STATUSES
+from tao.store.schema import MIGRATIONS, V8_STATUSES
 
 if TYPE_CHECKING:  # the fixture's class, for annotations only (conftest is not importable)
     from conftest import Runs
@@ -52,7 +52,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -60,7 +60,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     finally:
         conn.close()
     assert len(MIGRATIONS) == SCHEMA_VERSION
-    assert set(V2_STATUSES) == {str(status) for status in Status}
+    assert set(V8_STATUSES) == {str(status) for status in Status}
 
 
 def test_the_status_check_still_refuses_what_is_not_a_status_M3(db: Path) -> None:
@@ -167,3 +167,40 @@ def test_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(StoreError, match=f"cannot use the run log {folder}"):
         open_store(folder)
+
+
+def test_a_v7_log_is_rebuilt_for_queued_runs_keeping_every_column_M3(db: Path) -> None:
+    """M3, issue 28: v7 -> v8 rebuilds `runs` (a CHECK cannot be altered in SQLite) with
+    every column v3 to v7 added (transcript count, parent, cost, lease) and every row, and
+    then accepts `queued`."""
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db, isolation_level=None)
+    for migration in MIGRATIONS[:7]:
+        for statement in migration:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 7")
+    conn.execute(
+        """INSERT INTO runs (id, task, model, lang, status, started_at, state_messages,
+               parent_id, cost_usd, lease_holder, lease_since, lease_until)
+           VALUES ('r1', 'old task', 'm', 'en', 'finished', 1, 3, 'r0', 0.25, 'h:1:x', 2, 3)"""
+    )
+    conn.execute(
+        "INSERT INTO steps (run_id, idx, kind, duration_s, model_duration_s, tool_duration_s,"
+        " input_tokens, output_tokens, created_at) VALUES ('r1', 1, 'final', 0, 0, 0, 1, 1, 1)"
+    )
+    conn.close()
+    with open_store(db) as store:
+        summary = store.get_summary("r1")
+        assert (summary.task, summary.parent_id, summary.cost_usd) == ("old task", "r0", 0.25)
+        assert store.get_lease("r1") is not None
+        assert len(store.get_run("r1").steps) == 1
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("SELECT state_messages FROM runs").fetchone()[0] == 3
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        conn.execute("UPDATE runs SET status = 'queued' WHERE id = 'r1'")
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute("UPDATE runs SET status = 'waiting' WHERE id = 'r1'")
+    finally:
+        conn.close()

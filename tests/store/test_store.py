@@ -27,7 +27,8 @@ import pytest
 from tao.errors import StateError, StoreError
 from tao.models.base import ModelReply, ToolCall
 from tao.state.budget import Usage
-from tao.state.config import Checkpoint, PendingCall, RunConfig
+from tao.state.compaction import Compaction
+from tao.state.config import Approval, Checkpoint, PendingCall, RunConfig
 from tao.state.result import Status, StepKind
 from tao.store import SCHEMA_VERSION, STATUSES, RunRecorder, Store
 from tao.store.factory import open_store
@@ -81,16 +82,46 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     result.parent_id = "0193ab0"  # a follow-up of that run
     recorder = RunRecorder(store, config)
     recorder.on_start(result)
+    made = (  # issue 27: what was compacted before the step's request
+        Compaction(
+            start=2, end=6, first_step=1, last_step=2, policy="elide", tokens_before=900,
+            tokens_after=300, window=1000, reason="high water", step=3, input_tokens=1,
+            messages=({"role": "user", "content": "Observation: [observation of step 1]"},),
+        ),
+    )  # fmt: skip
+    yes = Approval(approved=True, by="ann", via="web", at=1.5, reason="ok")
     steps = [
-        runs.step(1, call_index=1, repeat_of=1, forced=True, cost_usd=0.0125),
+        runs.step(
+            1,
+            call_index=1,
+            repeat_of=1,
+            forced=True,
+            cost_usd=0.0125,
+            compactions=made,
+            approval=yes,
+            model="openai:gpt-5",  # a fallback model answered (issue 31)
+            model_failures=["anthropic:claude-sonnet-5: cannot reach api.anthropic.com"],
+            child_run="0193abd",  # an agent-as-tool call's run, and what it spent
+            child_input_tokens=300,
+            child_output_tokens=40,
+            child_cost_usd=0.003,
+        ),
         runs.step(
             2,
+            compactions=made,
             kind=StepKind.UNKNOWN_TOOL,
             evaluated_tokens=7,
             call_index=2,
             repeat_of=1,
             forced=True,
             cost_usd=0.5,
+            approval=Approval(approved=False, by="rule.toml", via="policy", at=2.0),
+            model="gemini:gemini-3.8-flash",
+            model_failures=["a: timed out", "b: server answered 503 (busy)"],
+            child_run="0193abe",
+            child_input_tokens=1,
+            child_output_tokens=2,
+            child_cost_usd=None,  # unknown: a child on a model with no price
         ),
     ]
     for step in steps:
@@ -214,7 +245,7 @@ def test_a_run_recorded_without_settings_has_no_config_M3(store: Store, runs: Ru
     runs.record(store, runs.run("bare"), 1, config=None)
     summary = store.get_summary("bare")
     assert summary.config is None
-    assert summary.to_dict()["config"] == {}
+    assert summary.to_json()["config"] == {}
     assert store.get_run("bare").config is None
 
 
@@ -252,7 +283,7 @@ def test_list_runs_is_newest_first_with_limit_and_status_filter_M3(
     newest = store.list_runs(limit=1)[0]
     assert (newest.steps, newest.model_calls, newest.status) == (3, 3, Status.FINISHED)
     assert newest.tokens == (101 + 102 + 103) + (11 + 12 + 13)
-    assert newest.to_dict()["status"] == "finished"
+    assert newest.to_json()["status"] == "finished"
 
 
 def test_get_run_by_unique_prefix_and_clear_errors_otherwise_M3(store: Store, runs: Runs) -> None:

@@ -450,3 +450,31 @@ def test_otel_sdk_disabled_turns_the_export_off_even_with_an_endpoint(
     agent = Agent(f"replay:{replay(['Action: finish[4]'])}", record=False)
     assert agent.telemetry is None
     assert agent.run("hi").answer == "4"
+
+
+def test_an_agent_used_as_a_tool_is_a_trace_nested_in_the_parents_tool_span(
+    replay: Replay, receiver: OtlpReceiver
+) -> None:
+    """Issue 31: the child run's ``invoke_agent`` span is a child of the parent's
+    ``execute_tool`` span for the call that started it: one trace, nested."""
+    from tao import Agent, Status
+    from tao.telemetry.otel import OpenTelemetry
+
+    provider = _exporting(receiver)
+    child = Agent(f"replay:{replay(['Action: calculator[6*7]', 'Action: finish[42]'])}",
+                  ["calc"], record=False)  # fmt: skip
+    child.telemetry = OpenTelemetry(provider)
+    parent_script = replay(["Action: research[6 times 7]", "Action: finish[42]"])
+    parent = Agent(f"replay:{parent_script}", [child.as_tool("research", "Research.")],
+                   record=False)  # fmt: skip
+    parent.telemetry = OpenTelemetry(provider)
+    assert parent.run("What is 6*7?").status is Status.FINISHED
+    provider.shutdown()
+    spans = list(receiver.spans)
+    call = _one(spans, "execute_tool research")
+    runs = [span for span in spans if span.name == "invoke_agent tao"]
+    assert len(runs) == 2
+    nested = _children(spans, call)
+    assert [span.name for span in nested] == ["invoke_agent tao"]
+    assert {span.trace_id for span in spans} == {call.trace_id}
+    assert "execute_tool calculator" in [s.name for s in spans]

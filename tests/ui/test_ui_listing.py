@@ -159,7 +159,8 @@ def test_an_eval_run_shows_its_benchmark_question_and_gold_answer_M3(ui: Any, pa
                   "gold answer <b>Richard Nixon</b>", "strategy react"):  # fmt: skip
         assert words in " ".join(head.split()), head
     assert page.locator(".run-head .eval-tag b b").count() == 0  # the gold is text (S9)
-    assert page.locator(".run-head .cost").inner_text().endswith("· cost unknown")
+    cost = page.locator(".run-head .cost").inner_text()
+    assert "cost unknown" in cost and cost.count("cost") == 1, cost  # said once (issue 30)
 
 
 @dataclass

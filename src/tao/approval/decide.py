@@ -16,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from tao.errors import ResumeError
-from tao.state.config import Decision, PendingCall, RunConfig
+from tao.errors import ConfigError, ResumeError, TaoError
+from tao.state.config import Approval, Decision, PendingCall, RunConfig, Settings, Via
 from tao.state.result import Status
+from tao.state.setting import unrecorded
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -35,6 +36,8 @@ class Waiting:
 
     call: PendingCall
     decision: Decision | None
+    approval: Approval | None = None
+    """Who took ``decision``, when and from where (a log written before issue 30: none)."""
 
 
 def _open(store: Store | None) -> Store:
@@ -49,23 +52,41 @@ def pending_calls(run_id: str, *, store: Store | None = None) -> list[Waiting]:
     checkpoint = log.load_state(log.resolve(run_id))
     if checkpoint is None:
         return []
-    return [Waiting(p, checkpoint.decisions.get(p.id)) for p in checkpoint.pending]
+    return [
+        Waiting(p, checkpoint.decisions.get(p.id), checkpoint.approvals.get(p.id))
+        for p in checkpoint.pending
+    ]
 
 
-def _decide(
-    run_id: str, decision: Decision, store: Store | None, calls: Sequence[str] | None
-) -> str:
+def _decide(run_id: str, record: Approval, store: Store | None, calls: Sequence[str] | None) -> str:
     from tao.store.heartbeat import RunLease
 
     log = _open(store)
     run_id = log.resolve(run_id)
     with RunLease(log, run_id).holding():  # not while a process acts for it (SPEC R5)
-        return _record_decision(log, run_id, decision, calls)
+        _record_decision(log, run_id, record, calls)
+    _back_to_queue(log, run_id)
+    return run_id
 
 
-def _record_decision(
-    log: Store, run_id: str, decision: Decision, calls: Sequence[str] | None
-) -> str:
+def _back_to_queue(log: Store, run_id: str) -> None:
+    """A submitted run (``tao submit``) goes back to its queue once decided, where any free
+    worker continues it (issue 28); a run started in a process waits for ``tao resume``."""
+    config = log.get_summary(run_id).config
+    if config is None or config.queue is None:
+        return
+    from tao.workers.queue import enqueue
+
+    try:
+        enqueue(run_id, config.queue, again=True)
+    except TaoError as error:
+        raise ResumeError(
+            f"the decision on run {run_id} is recorded, but it could not go back to its "
+            f"queue ({error}); continue it with `tao resume {run_id}`"
+        ) from None
+
+
+def _record_decision(log: Store, run_id: str, record: Approval, calls: Sequence[str] | None) -> str:
     status = log.get_summary(run_id).status
     checkpoint = log.load_state(run_id)
     if status != Status.AWAITING_APPROVAL or checkpoint is None or not checkpoint.pending:
@@ -78,16 +99,26 @@ def _record_decision(
             f"call {', '.join(stale)} is not pending in run {run_id}; "
             f"it waits on: {', '.join(sorted(waiting))}"
         )
-    decisions = {**checkpoint.decisions, **{call: decision for call in chosen}}
-    log.save_state(run_id, dataclasses.replace(checkpoint, decisions=decisions))
+    decisions = {**checkpoint.decisions, **{call: record.decision for call in chosen}}
+    approvals = {**checkpoint.approvals, **{call: record for call in chosen}}
+    log.save_state(
+        run_id, dataclasses.replace(checkpoint, decisions=decisions, approvals=approvals)
+    )
     return run_id
 
 
 def approve_run(
-    run_id: str, *, calls: Sequence[str] | None = None, store: Store | None = None
+    run_id: str,
+    *,
+    calls: Sequence[str] | None = None,
+    store: Store | None = None,
+    via: Via = "python",
+    by: str | None = None,
 ) -> str:
-    """Approve the waiting calls (all, or those ``calls`` names); returns the full run id."""
-    return _decide(run_id, True, store, calls)
+    """Approve the waiting calls (all, or those ``calls`` names); returns the full run id.
+
+    The run log records who (``by``, default: this OS user), when and from where (``via``)."""
+    return _decide(run_id, Approval.taken(True, via, by), store, calls)
 
 
 def deny_run(
@@ -96,10 +127,12 @@ def deny_run(
     *,
     calls: Sequence[str] | None = None,
     store: Store | None = None,
+    via: Via = "python",
+    by: str | None = None,
 ) -> str:
     """Deny the waiting calls; the model is told, with ``reason``, and goes on."""
     decision: Decision = reason.strip() if reason and reason.strip() else False
-    return _decide(run_id, decision, store, calls)
+    return _decide(run_id, Approval.taken(decision, via, by), store, calls)
 
 
 def agent_for_run(
@@ -108,15 +141,20 @@ def agent_for_run(
     store: Store | None = None,
     approve: Approver | Person | None = None,
     executor: Executor | None = None,
-    trust_project_policy: bool | None = None,
+    **given: Unpack[Settings],
 ) -> Agent:
     """Rebuild the agent a run was started with, from its recorded :class:`RunConfig`.
 
-    ``approve`` and ``executor`` are what a config cannot hold: live callables;
-    ``trust_project_policy`` accepts a policy file inside the project (``tao resume
-    --trust-project-policy``).
+    ``approve`` and ``executor`` are what a config cannot hold: live callables; ``given``
+    are the settings the run log does not record, given again by a person
+    (``trust_project_policy=True``: ``tao resume --trust-project-policy``). A recorded
+    setting is the run's and cannot be changed here.
     """
     from tao.agent import Agent
+
+    recorded = sorted(set(given) - unrecorded(RunConfig))
+    if recorded:
+        raise ConfigError(f"a resumed run keeps its recorded settings: {', '.join(recorded)}")
 
     log = _open(store)
     summary = log.get_summary(log.resolve(run_id))
@@ -127,7 +165,7 @@ def agent_for_run(
         record=log,
         approve=approve,
         executor=executor,
-        trust_project_policy=trust_project_policy,
+        **given,
     )
 
 

@@ -9,6 +9,7 @@ tao resume 0193ab                # continues from exactly that step
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -21,12 +22,15 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
+from tao.cli.settings import config_values, setting_options, split_options
 from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
-from tao.paths import TRUST_PROJECT_POLICY_ENV
 from tao.redact import redact
 from tao.store.factory import open_store
+
+if TYPE_CHECKING:
+    from tao.state.config import Settings
 
 
 def _show_pending(run_id: str) -> None:
@@ -53,6 +57,15 @@ _CALL_OPTION = click.option(
 )
 
 
+def _next_step(run_id: str) -> str:
+    """A submitted run went back to its queue; any other waits for `tao resume`."""
+    with open_store() as store:
+        config = store.get_summary(run_id).config
+    if config is not None and config.queue is not None:
+        return f"it is back on queue {config.queue!r}: a free worker continues it"
+    return f"continue it with: tao resume {run_id}"
+
+
 @click.command("approve")
 @click.argument("run_id")
 @_CALL_OPTION
@@ -61,10 +74,10 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
     from tao.approval.decide import approve_run
 
     try:
-        full = approve_run(run_id, calls=calls or None)
+        full = approve_run(run_id, calls=calls or None, via="cli")
         echo(f"approved the waiting call(s) of run {full}:")
         _show_pending(full)
-        echo(f"continue it with: tao resume {full}")
+        echo(_next_step(full))
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -78,8 +91,8 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
     from tao.approval.decide import deny_run
 
     try:
-        full = deny_run(run_id, reason, calls=calls or None)
-        echo(f"denied the waiting call(s) of run {full}; continue it with: tao resume {full}")
+        full = deny_run(run_id, reason, calls=calls or None, via="cli")
+        echo(f"denied the waiting call(s) of run {full}; {_next_step(full)}")
     except TaoError as error:
         raise cli_error(error) from None
 
@@ -88,13 +101,8 @@ def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> Non
 @click.argument("run_id")
 @click.option("--no-input", is_flag=True, help="Never prompt; undecided calls pause again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-@click.option(
-    "--trust-project-policy",
-    is_flag=True,
-    envvar=TRUST_PROJECT_POLICY_ENV,
-    help="Accept a policy file inside the project (you wrote it yourself).",
-)
-def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_policy: bool) -> None:
+@setting_options("resume")
+def resume_command(run_id: str, no_input: bool, as_json: bool, **options: object) -> None:
     """Continue a paused or interrupted run from exactly where it stopped."""
     from tao.approval.decide import agent_for_run
     from tao.cli.live import RunStatus, loading
@@ -107,7 +115,7 @@ def resume_command(run_id: str, no_input: bool, as_json: bool, trust_project_pol
             agent = agent_for_run(
                 run_id,
                 approve=ask_approval if interactive else None,
-                trust_project_policy=trust_project_policy or None,
+                **cast("Settings", config_values(split_options(options, "resume")[0])),
             )
             task = _task_of(run_id)
     except TaoError as error:  # nothing to resume: a plain one-line error

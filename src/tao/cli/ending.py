@@ -36,6 +36,7 @@ EXIT = {
     Status.AWAITING_APPROVAL: 4,
     Status.INTERRUPTED: 130,
     Status.CANCELLED: 130,
+    Status.QUEUED: 0,
 }
 #: A ``finished`` run whose answer was forced (:attr:`RunResult.forced`): the step budget or
 #: the repeats ran out and the last step could only answer, so the answer is no plain success.
@@ -78,7 +79,7 @@ def not_started(error: TaoError | click.ClickException, as_json: bool) -> NoRetu
 
 
 def _error_object(run: RunResult | None, message: str) -> None:
-    data: JSONObject = run.to_dict() if run is not None else {"run_id": None}
+    data: JSONObject = run.to_json() if run is not None else {"run_id": None}
     data.update(status="error", error=message)
     echo_json(json.dumps(data, ensure_ascii=False))
 
@@ -120,7 +121,7 @@ def conclude(result: RunResult, as_json: bool, *, recorded: bool = True) -> NoRe
     that could not work is suggested.
     """
     if as_json:
-        echo_json(json.dumps(result.to_dict(), ensure_ascii=False))
+        echo_json(json.dumps(result.to_json(), ensure_ascii=False))
     if result.status in (Status.INTERRUPTED, Status.CANCELLED):
         how = (
             f"continue it with: tao resume {result.run_id}"

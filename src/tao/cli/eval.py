@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tao.cli.options import Decorator, base_url_option, model_option, shown
+from tao.cli.options import Decorator, shown
+from tao.cli.settings import config_values, setting_options, split_options
 from tao.cli.terminal import console, echo, echo_json
 from tao.cli.terminal import console as terminal_console
 from tao.cli.usage import cli_error
@@ -71,26 +73,18 @@ _OPTIONS: list[Decorator] = [
         type=click.Path(path_type=Path),
         help="Questions file (HotpotQA JSONL, FEVER JSON); default: the data folder's.",
     ),
-    click.option(
-        "--corpus",
-        type=click.Path(path_type=Path),
-        help="Wiki corpus JSONL for search/lookup; default: the data folder's.",
-    ),
     shown(
         "--strategy",
         click.Choice(STRATEGY_CHOICES),
         "react",
         "Strategy; all runs every one (combinations derived from react and cot-sc).",
     ),
-    model_option(),
-    base_url_option,
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions."),
     shown("--concurrency", click.IntRange(min=1), 1, "Questions in flight at once."),
     click.option(
         "--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True
     ),
     click.option("--ray-address", help="Ray cluster address (default: a local instance)."),
-    click.option("--max-steps", type=click.IntRange(min=1), help="Default: 7 HotpotQA, 5 FEVER."),
     shown("--samples", click.IntRange(min=1), DEFAULT_SAMPLES, "CoT-SC samples per question."),
     shown(
         "--sc-temperature",
@@ -98,7 +92,6 @@ _OPTIONS: list[Decorator] = [
         DEFAULT_SC_TEMPERATURE,
         "Sampling temperature of CoT-SC.",
     ),
-    click.option("--no-grammar", is_flag=True, help="Do not constrain ReAct decoding."),
     click.option(
         "--prompts",
         type=click.Path(file_okay=False, path_type=Path),
@@ -112,52 +105,41 @@ _OPTIONS: list[Decorator] = [
         "Prompt style: paper is the paper's prompt exactly; shotsN fewer examples; "
         "-reminder closes Act and ReAct with the format and when to finish.",
     ),
-    shown(
-        "--max-seconds",
-        click.FloatRange(min=1),
-        EVAL_RUN.max_seconds,
-        "Wall-clock limit of each agent run.",
-    ),
-    shown(
-        "--max-reply-tokens",
-        click.IntRange(min=16),
-        EVAL_RUN.max_reply_tokens,
-        "Tokens per model reply.",
-    ),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON summary line."),
 ]
 
 
 def _options(command: _Command) -> _Command:
+    """Eval's own options, then the run settings eval shows (RunConfig's fields with an
+    ``eval`` variant), with :data:`EVAL_RUN`'s defaults."""
     for option in reversed(_OPTIONS):
         command = option(command)
-    return command
+    return setting_options("eval", defaults=EVAL_RUN)(command)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Options:
-    """The options of ``tao eval hotpotqa|fever``, as click parsed them."""
+    """The options of ``tao eval hotpotqa|fever`` as click parsed them: eval's own, and the
+    run settings (``settings``, by RunConfig field name, as click parsed them)."""
 
     data: Path | None
     download: bool
     questions: Path | None
-    corpus: Path | None
     strategy: str
-    model_spec: str
-    base_url: str | None
     limit: int | None
     concurrency: int
     executor: str
     ray_address: str | None
-    max_steps: int | None
     samples: int
     sc_temperature: float
-    no_grammar: bool
     prompts: Path | None
     prompt: str
-    max_seconds: float
-    max_reply_tokens: int
     as_json: bool
+    settings: dict[str, object]
+
+    @property
+    def corpus(self) -> Path | None:
+        return typing.cast(Path | None, self.settings["corpus"])
 
 
 def _benchmark_command(benchmark: Benchmark, help_text: str) -> None:
@@ -166,7 +148,8 @@ def _benchmark_command(benchmark: Benchmark, help_text: str) -> None:
     @eval_group.command(name=benchmark, help=help_text)
     @_options
     def command(**options: Any) -> None:
-        _run_eval(benchmark, _Options(**options))
+        settings, own = split_options(options, "eval")
+        _run_eval(benchmark, _Options(**own, settings=settings))  # type: ignore[arg-type]
 
 
 _benchmark_command("hotpotqa", "HotpotQA: exact match and F1 over a local Wikipedia corpus.")
@@ -245,15 +228,10 @@ def _prepare(benchmark: Benchmark, options: _Options) -> tuple[list[Question], E
         and (options.limit or 0) > len(everything)
     ):
         header += f"\n--limit {options.limit}: the sample has {len(everything)}; {FETCH_HINT}"
-    run = EVAL_RUN.replace(  # the agents' settings
-        model=options.model_spec,
-        base_url=options.base_url,
-        corpus=str(corpus.expanduser().resolve()),
-        max_steps=options.max_steps or DEFAULT_STEPS[benchmark],
-        grammar=not options.no_grammar,
-        max_seconds=options.max_seconds,
-        max_reply_tokens=options.max_reply_tokens,
-    )
+    values = config_values(options.settings)
+    values["corpus"] = str(corpus.expanduser().resolve())  # the option's, or the data folder's
+    values["max_steps"] = values["max_steps"] or DEFAULT_STEPS[benchmark]
+    run = EVAL_RUN.replace(**values)  # the agents' settings
     config = EvalConfig(
         benchmark=benchmark,
         strategy=options.strategy if options.strategy != "all" else "react",

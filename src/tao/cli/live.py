@@ -29,10 +29,16 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from tao.cli.terminal import console as safe_console
-from tao.events import ActionEvent, ApprovalEvent, Event, ObservationEvent, TextDelta
+from tao.events import (
+    ActionEvent,
+    AnswerEvent,
+    ApprovalEvent,
+    Event,
+    ObservationEvent,
+    TextDelta,
+)
 from tao.format import terminal_safe
 from tao.redact.scan import redact
-from tao.state.result import StepKind
 
 if TYPE_CHECKING:
     from tao.state.result import RunResult, Step
@@ -147,12 +153,11 @@ class RunStatus:
             self.step, self.activity = event.step, f"running tool {terminal_safe(event.tool)}"
         elif isinstance(event, ApprovalEvent):
             self.activity = "waiting for your approval"
+        elif isinstance(event, AnswerEvent):
+            self.streamed, self.chunks, self.activity = "", 0, "finishing"
         elif isinstance(event, ObservationEvent):
             self.streamed, self.chunks = "", 0
-            if event.step.kind is StepKind.FINAL:
-                self.activity = "finishing"
-            else:
-                self.step, self.activity = event.step.index + 1, "waiting for model"
+            self.step, self.activity = event.step.index + 1, "waiting for model"
 
     @property
     def tokens(self) -> int:

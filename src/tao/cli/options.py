@@ -1,9 +1,7 @@
-"""Options several commands share, written once: the model spec, the server URL, ``--json``.
+"""What several commands' options share: the words that list models and tool sets, and
+``shown`` for an option whose default ``--help`` shows.
 
-@click.command()
-@model_option("Which model answers.")
-@base_url_option
-def command(model_spec: str, base_url: str | None) -> None: ...
+The run settings' options themselves are derived from RunConfig (:mod:`tao.cli.settings`).
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from typing import Protocol, TypeVar
 import click
 
 from tao.models.backends import MODEL_FORMS as BACKEND_FORMS
+from tao.tools.registry import TOOL_SETS
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -26,21 +25,10 @@ class Decorator(Protocol):
 
 #: ``--model``'s help: every built-in backend's spec form, and the plugins' (tao plugins).
 MODEL_FORMS = f"{BACKEND_FORMS}, or NAME:SPEC of a plugin (tao plugins)"
+#: The built-in tool sets, as ``--tools``'s help lists them (then: or a plugin's).
+TOOL_SET_NAMES = ", ".join(TOOL_SETS)
 
 
 def shown(flag: str, kind: click.ParamType[object] | type, default: object, text: str) -> Decorator:
     """An option whose default ``--help`` shows."""
     return click.option(flag, type=kind, default=default, show_default=True, help=text)
-
-
-def model_option(text: str = MODEL_FORMS) -> Decorator:
-    """``-m/--model SPEC``, from ``$TAO_MODEL`` when not given, else the embedded model."""
-    return click.option(
-        "-m", "--model", "model_spec", envvar="TAO_MODEL", default="local", show_default=True,
-        help=text,
-    )  # fmt: skip
-
-
-base_url_option = click.option(
-    "--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"
-)  # fmt: skip

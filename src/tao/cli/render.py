@@ -48,6 +48,8 @@ def safe_step(step: Step) -> Step:
         tool=_safe(step.tool),
         argument=_safe(step.argument),
         observation=_safe(step.observation),
+        model=_safe(step.model),
+        model_failures=[terminal_safe(redact(f)) for f in step.model_failures],
     )
 
 
@@ -82,6 +84,12 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     if note:
         title.append(f" {note}", style="red")
     parts: list[RenderableType] = [Rule(title, align="left", style="red" if failed else "dim")]
+    for record in step.compactions:  # made for this step's request (issue 27)
+        parts.append(Text(f"⤓ {terminal_safe(record.describe())}", style="magenta"))
+    for failure in step.model_failures:  # a fallback answered: why the models before did not
+        parts.append(Text(f"model failed: {failure}", style="yellow"))
+    if step.model is not None:
+        parts.append(Text(f"answered by {step.model}", style="yellow"))
 
     if step.thought:
         parts.append(Text.assemble((f"{labels.thought}: ", "bold dim"), (step.thought, "italic")))
@@ -112,15 +120,22 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
                 expand=False,
             )
         )
+    if step.approval is not None:  # who let the call run (or refused it), when, from where
+        parts.append(Text(_safe(step.approval.describe()) or "", style="magenta"))
+    if step.child_run is not None:  # an agent as a tool: its run is in the log on its own
+        parts.append(Text(f"child run {step.child_run} (tao runs show {step.child_run})", "dim"))
     parts.append(Text(step_costs(step), style="dim"))
     return Group(*parts)
 
 
-def render_run_header(result: RunResult, *, status: str | None = None) -> RenderableType:
+def render_run_header(
+    result: RunResult, *, status: str | None = None, holder: str | None = None
+) -> RenderableType:
     """Who ran what, where, when: the top of ``tao runs show``.
 
     ``status`` overrides the result's status: the run log's summary knows that a run
-    recorded as ``running`` whose process is gone is ``interrupted``.
+    recorded as ``running`` whose process is gone is ``interrupted``. ``holder``: who acts
+    for the run now (a worker, a ``tao resume``), from its live lease.
     """
     result = safe_result(result)
     labels = labels_for(result.lang)
@@ -138,13 +153,25 @@ def render_run_header(result: RunResult, *, status: str | None = None) -> Render
         ("  status ", "dim"),
         status_text(status or str(result.status)),
     )
+    if holder is not None:
+        lines.append_text(Text.assemble(("\nheld by ", "dim"), (holder_words(holder), "cyan")))
     if result.parent_id is not None:  # a follow-up: where its conversation began
         lines.append_text(Text.assemble(("\ncontinues ", "dim"), (result.parent_id, "cyan")))
     return Panel(lines, border_style="dim", expand=True)
 
 
+def holder_words(holder: str) -> str:
+    """``host vm, pid 4242`` for a tao process or worker (``host:pid:random``), else as is."""
+    parts = holder.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return terminal_safe(f"host {parts[0]}, pid {parts[1]}")
+    return terminal_safe(holder)
+
+
 def _unfinished_note(result: RunResult, status: str) -> str | None:
     """What a person can do about a run that has not ended."""
+    if status == Status.QUEUED:
+        return f"waiting for a worker (tao worker); wait for it with: tao runs wait {result.run_id}"
     if status == Status.RUNNING:
         return "the run is still in progress"
     if status == Status.AWAITING_APPROVAL:

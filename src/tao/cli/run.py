@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,26 +18,21 @@ from tao.cli.ending import (
     not_started,
     sigterm_interrupts,
 )
-from tao.cli.options import base_url_option, model_option, shown
+from tao.cli.options import TOOL_SET_NAMES as TOOL_SET_NAMES  # the --tools help lists them
+from tao.cli.settings import config_values, setting_options, split_options
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
-from tao.events import Event, FinalEvent, ObservationEvent
+from tao.events import AnswerEvent, Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
-from tao.paths import TRUST_PROJECT_POLICY_ENV
-from tao.protocol.labels import LABELS
 from tao.run.act import Person
-from tao.run.output import schema_of
+from tao.sandbox.settings import MODE_ENV, ProcessSettings
 from tao.state.config import PendingCall, RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunObserver, RunResult
 from tao.tools.base import Tool
-from tao.tools.registry import TOOL_SETS
-
-#: The built-in sets, as ``--tools``'s help lists them.
-TOOL_SET_NAMES = ", ".join(TOOL_SETS)
 
 if TYPE_CHECKING:
     from tao.agent import Agent
@@ -80,7 +73,9 @@ def show_live(
     if shown is not None:
         live.start(refresh=True)
         if isinstance(agent.approve, Person):  # a prompt must not fight the status line
-            agent.approve = Person(paused(live, agent.approve.ask))  # still a person (R1)
+            agent.approve = dataclasses.replace(
+                agent.approve, ask=paused(live, agent.approve.ask)
+            )  # still a person (R1)
         elif agent.approve is not None:
             agent.approve = paused(live, agent.approve)
         if agent.executor is human_executor:
@@ -88,7 +83,7 @@ def show_live(
     try:
         for event in events:
             status.see(event)
-            if isinstance(event, ObservationEvent):
+            if isinstance(event, ObservationEvent | AnswerEvent):
                 console.print(render_step(event.step, lang=lang))
             elif isinstance(event, FinalEvent):
                 live.stop()
@@ -132,89 +127,49 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
 
 
 #: The person at the terminal: the only approver that may re-run an interrupted call (R1).
-ask_approval = Person(_ask_approval)
+ask_approval = Person(_ask_approval, via="cli")
 
 
+#: The help of the options that are not run settings (those have their field's).
 _HELP = {
-    "tools": f"Tool sets, comma-separated: {TOOL_SET_NAMES}, or a plugin's (tao plugins).",
-    "project": "Folder the file, write and test tools are confined to [default: .].",
-    "corpus": "JSONL corpus (title, text) for the wiki tools.",
-    "protocol": "native tool calling where the backend has it, else text.",
+    "continue": "Follow up this ended run: a new run that starts from its conversation, "
+    "with its settings (model, tools, …) except the options given here.",
     "human": "You perform every Action and type the Observation.",
     "no-input": "Never prompt; calls that need approval are refused.",
     "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
     "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
-    "json": "Print one JSON object instead of the live display.",
     "no-log": "Do not record this run in the run log (it cannot pause for an approval then).",
-    "output-schema": "JSON Schema file the final answer must match (printed as JSON).",
-    "continue": "Follow up this ended run: a new run that starts from its conversation, "
-    "with its settings (model, tools, …) except the options given here.",
-    "max-calls": "Tool calls of one model reply that run; the rest are refused in one observation.",
-    "max-cost": "Money limit of the run in US dollars; needs a model with a known price.",
-    "pass-env": "Also give sandboxed children (pytest, MCP servers) this environment "
-    "variable of yours; repeatable. Only the name is recorded.",
-    "allow-net": "Let these sandboxed children use the network (default: none); repeatable.",
-    "sandbox": "Confine child processes with bubblewrap: auto (where possible, else say so "
-    "and ask before each test run), require (refuse to run without it), off.",
-    "trust-project-policy": "Accept a policy file inside the project (you wrote it yourself).",
+    "json": "Print one JSON object instead of the live display.",
 }
-_USD = click.FloatRange(min=0, min_open=True)
-_FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
-_FILE = click.Path(dir_okay=False, path_type=Path)
 _option = click.option
-_NET = click.Choice(["tests", "mcp"])
 
 
-def _names(
-    context: click.Context, param: click.Parameter, value: tuple[str, ...]
-) -> tuple[str, ...]:
-    """``--pass-env`` takes variable names (``DATABASE_URL``), never ``NAME=value``."""
-    from tao.state.config import ENV_NAME
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunFlags:
+    """The options of ``tao run`` that are not settings (those are RunConfig's fields, and
+    the process's :class:`ProcessSettings`), as click parsed them."""
 
-    for name in value:
-        if not ENV_NAME.fullmatch(name):
-            raise click.BadParameter(f"{name!r} is not a variable name (give NAME, not NAME=value)")
-    return value
-
-
-_MODES = click.Choice(["auto", "require", "off"], case_sensitive=False)
+    human_tools: bool
+    no_input: bool
+    mcp_commands: tuple[str, ...]
+    mcp_urls: tuple[str, ...]
+    no_log: bool
+    parent: str | None
+    as_json: bool
 
 
 @click.command(cls=RunCommand)
 @click.argument("task")
-@model_option()
-@_option("-t", "--tools", "tool_sets", multiple=True, help=_HELP["tools"])
-@_option("--project", type=_FOLDER, help=_HELP["project"])
-@_option("--corpus", type=_FILE, help=_HELP["corpus"])
-@shown("--lang", click.Choice(sorted(LABELS)), "en", "Label language of the text protocol.")
-@shown("--protocol", click.Choice(["auto", "text", "native"]), "auto", _HELP["protocol"])
-@shown("--max-steps", click.IntRange(min=1), 8, "Model replies at most.")
-@shown("--max-seconds", click.FloatRange(min=0, min_open=True), 300.0, "Wall-clock limit.")
-@shown("--max-tokens", click.IntRange(min=1), 100_000, "Total token limit of the run.")
-@_option("--max-cost", "max_cost_usd", type=_USD, metavar="USD", help=_HELP["max-cost"])
-@shown("--max-repeats", click.IntRange(min=0), 2, "Identical calls allowed before the run ends.")
-@shown("--max-calls-per-reply", click.IntRange(min=1), 16, _HELP["max-calls"])
-@shown("--temperature", float, 0.0, "Sampling temperature.")
-@base_url_option
-@_option("--no-grammar", is_flag=True, help="Do not constrain local decoding to the format.")
+@setting_options("run")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])
 @_option("--no-input", is_flag=True, help=_HELP["no-input"])
 @_option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'", help=_HELP["mcp"])
 @_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
-@_option("--output-schema", type=_FILE, help=_HELP["output-schema"])
 @_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
-@_option("--pass-env", multiple=True, metavar="NAME", callback=_names, help=_HELP["pass-env"])
-@_option("--allow-net", "network", multiple=True, type=_NET, help=_HELP["allow-net"])
-@_option("--sandbox", envvar="TAO_SANDBOX", type=_MODES, default="auto", help=_HELP["sandbox"])
+@setting_options("run", ProcessSettings())
 @_option("--json", "as_json", is_flag=True, help=_HELP["json"])
-@_option(
-    "--trust-project-policy",
-    is_flag=True,
-    envvar=TRUST_PROJECT_POLICY_ENV,
-    help=_HELP["trust-project-policy"],
-)
-def run(task: str, **options: Unpack[RunOptions]) -> None:
+def run(task: str, **options: object) -> None:
     """Run an agent on TASK and show each Thought, Action and Observation.
 
     \b
@@ -225,47 +180,50 @@ def run(task: str, **options: Unpack[RunOptions]) -> None:
     from tao.agent import Agent
     from tao.cli.live import RunStatus, loading
 
-    sets = [name for chunk in options["tool_sets"] for name in chunk.split(",") if name.strip()]
-    interactive = sys.stdin.isatty() and not options["no_input"]
+    settings, rest = split_options(options, "run")
+    chosen, rest = split_options(rest, "run", ProcessSettings)
+    flags = RunFlags(**rest)  # type: ignore[arg-type]
+    process = ProcessSettings(**config_values(chosen, ProcessSettings))  # type: ignore[arg-type]
+    interactive = sys.stdin.isatty() and not flags.no_input
     servers: list[McpServer] = []  # MCP connections, closed (processes ended) after the run
     latest = Latest()
     try:
-        config = _config(options, sets)
-        parent = None if options["parent"] is None else _follow_up(options["parent"], config)
+        config = RunConfig(**config_values(settings))  # type: ignore[arg-type]
+        sets = [name for name in config.tools if name is not None]
+        parent = None if flags.parent is None else _follow_up(flags.parent, config)
         config = parent.config if parent is not None else config
-        _announce_sandbox(options, sets or [t or "" for t in config.tools])
-        servers = _connect_mcp(options["mcp_commands"], options["mcp_urls"], config)
-        with loading(config.model or "", quiet=options["as_json"]):
+        _announce_sandbox(flags, process, sets or [t or "" for t in config.tools])
+        servers = _connect_mcp(flags.mcp_commands, flags.mcp_urls, config)
+        with loading(config.model or "", quiet=flags.as_json):
             agent = Agent(
                 tools=[*sets, *_mcp_tools(servers)] or None,  # none: the config's (--continue)
                 config=config,
-                executor=human_executor if options["human_tools"] else None,
+                executor=human_executor if flags.human_tools else None,
                 approve=ask_approval if interactive else None,
-                record=not options["no_log"],
-                trust_project_policy=options["trust_project_policy"] or None,
+                record=not flags.no_log,
             )
-        _check_setup(agent, options, interactive)
+        _check_setup(agent, flags, interactive)
         with sigterm_interrupts():
             history = parent.run_id if parent is not None else None
-            if options["as_json"]:
+            if flags.as_json:
                 result = agent.run(task, observers=[latest], history=history)
             else:
                 status = RunStatus()
                 events = agent.stream(task, observers=[latest, status], history=history)
                 result = show_live(agent, task, events=events, status=status)
     except (*USAGE_ERRORS, click.ClickException) as error:
-        not_started(error, options["as_json"])
+        not_started(error, flags.as_json)
     except TaoError as error:
-        failed(error, latest, options["as_json"])
+        failed(error, latest, flags.as_json)
     except KeyboardInterrupt:
-        interrupted(latest, options["as_json"], recorded=not options["no_log"])
+        interrupted(latest, flags.as_json, recorded=not flags.no_log)
     finally:
         for server in servers:
             server.close()
-    conclude(result, options["as_json"], recorded=not options["no_log"])
+    conclude(result, flags.as_json, recorded=not flags.no_log)
 
 
-def _announce_sandbox(options: RunOptions, sets: Sequence[str]) -> None:
+def _announce_sandbox(flags: RunFlags, process: ProcessSettings, sets: Sequence[str]) -> None:
     """SPEC S10: children never run unconfined in silence. ``--sandbox`` becomes
     ``$TAO_SANDBOX`` for this process, so every part of tao (the approval gate included)
     reads one answer; then one line on stderr if pytest or an MCP server would run
@@ -275,10 +233,10 @@ def _announce_sandbox(options: RunOptions, sets: Sequence[str]) -> None:
     from tao.errors import ConfigError
     from tao.sandbox import startup_notice
 
-    os.environ["TAO_SANDBOX"] = options["sandbox"].lower()
+    os.environ[MODE_ENV] = process.sandbox
     names = {name.strip().lower() for chunk in sets for name in chunk.split(",")}
     children = ["run_tests"] if "tests" in names else []
-    children += ["MCP servers"] if options["mcp_commands"] else []
+    children += ["MCP servers"] if flags.mcp_commands else []
     try:
         line = startup_notice(children)
     except ConfigError as error:
@@ -287,7 +245,7 @@ def _announce_sandbox(options: RunOptions, sets: Sequence[str]) -> None:
         echo(line, err=True)
 
 
-def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
+def _check_setup(agent: Agent, flags: RunFlags, interactive: bool) -> None:
     """Refuse a run that could pause for good; say where file tools work.
 
     With ``--no-log`` nothing is recorded, so a run paused for an approval could never
@@ -296,10 +254,12 @@ def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
     this terminal, in this process. ``--human-tools`` alone never pauses: the person
     performs the Actions, and read-only ones need no yes.
     """
+    from click.core import ParameterSource
+
     from tao.paths import default_policy_path
 
     gated = [t.name for t in agent.tools.values() if agent.policy.may_pause(t)]
-    if options["no_log"] and gated and not interactive:
+    if flags.no_log and gated and not interactive:
         raise UsageProblem(
             f"--no-log cannot be used with tools that need approval ({', '.join(gated)}) "
             "when nobody answers at this terminal: the run would pause, and a run that is "
@@ -307,63 +267,13 @@ def _check_setup(agent: Agent, options: RunOptions, interactive: bool) -> None:
             f"--no-input to approve each call, or pre-approve them in {default_policy_path()}."
         )
     roots = sorted({str(t.root) for t in agent.tools.values() if t.root is not None})
-    if roots and options["project"] is None:
+    project = click.get_current_context().get_parameter_source("project")
+    if roots and project is ParameterSource.DEFAULT:
         echo(
             f"files confined to {', '.join(roots)} (the current folder; "
             "choose another with --project DIR)",
             err=True,
         )
-
-
-class RunOptions(TypedDict):
-    """What ``tao run`` takes, as click parsed it."""
-
-    model_spec: str
-    tool_sets: tuple[str, ...]
-    project: Path | None
-    corpus: Path | None
-    lang: str
-    protocol: Literal["auto", "text", "native"]
-    max_steps: int
-    max_seconds: float
-    max_tokens: int
-    max_cost_usd: float | None
-    max_repeats: int
-    max_calls_per_reply: int
-    temperature: float
-    base_url: str | None
-    no_grammar: bool
-    human_tools: bool
-    no_input: bool
-    mcp_commands: tuple[str, ...]
-    mcp_urls: tuple[str, ...]
-    output_schema: Path | None
-    no_log: bool
-    parent: str | None
-    pass_env: tuple[str, ...]
-    network: tuple[str, ...]
-    sandbox: str
-    as_json: bool
-    trust_project_policy: bool
-
-
-def _config(options: RunOptions, sets: list[str]) -> RunConfig:
-    """The run's settings from the command line; the run log records exactly these.
-
-    Options named like a RunConfig field (``--max-steps`` is ``max_steps``) go in as
-    they are; the others are translated here.
-    """
-    same = {key: value for key, value in options.items() if key in _CONFIG_FIELDS}
-    corpus, schema_file = options["corpus"], options["output_schema"]
-    if schema_file is not None:
-        same["output_schema"] = schema_of(_read_schema(schema_file))
-    return RunConfig(
-        model=options["model_spec"],
-        tools=tuple(sets),
-        grammar=not options["no_grammar"],
-        project=str((options["project"] or Path(".")).resolve()),
-        corpus=str(corpus.resolve()) if corpus else None,
-    ).replace(**same)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -372,10 +282,6 @@ class FollowUp:
 
     run_id: str
     config: RunConfig
-
-
-#: The RunConfig field each option that is not named like one sets.
-_OPTION_FIELDS = {"model_spec": "model", "tool_sets": "tools", "no_grammar": "grammar"}
 
 
 def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
@@ -397,7 +303,7 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
                 f"finish it first with `tao resume {parent.run_id}`, then continue it"
             )
         typed = {
-            _OPTION_FIELDS.get(name, name)
+            name
             for name in context.params
             if context.get_parameter_source(name) is ParameterSource.COMMANDLINE
         }
@@ -407,23 +313,6 @@ def _follow_up(run_id: str, given: RunConfig) -> FollowUp:
     except TaoError as error:
         raise click.UsageError(f"--continue: {error}") from None
     return FollowUp(parent.run_id, config)
-
-
-_CONFIG_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {
-    "corpus",
-    "project",
-    "output_schema",
-}
-
-
-def _read_schema(path: Path) -> JSONObject:
-    try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise click.UsageError(f"cannot read the output schema {path}: {error}") from None
-    if not isinstance(schema, dict):
-        raise click.UsageError(f"the output schema {path} must be a JSON object")
-    return schema
 
 
 def _connect_mcp(

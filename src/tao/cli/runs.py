@@ -23,13 +23,20 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tao.cli.render import render_result_footer, render_run_header, render_step, status_text
+from tao.cli.render import (
+    holder_words,
+    render_result_footer,
+    render_run_header,
+    render_step,
+    status_text,
+)
 from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo, echo_json
 from tao.cli.usage import UsageProblem, cli_error
 from tao.errors import StoreError
 from tao.format import format_cost, format_time, plural, terminal_safe
 from tao.paths import private_open
+from tao.redact import redact
 from tao.state.result import Status
 from tao.store.factory import open_store
 from tao.store.query import STATUSES
@@ -87,7 +94,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         summaries = store.list_runs(limit=limit, status=status)
         prefixes = store.unique_prefixes(s.run_id for s in summaries)
     if as_json:
-        echo_json(json.dumps([s.to_dict() for s in summaries], ensure_ascii=False, indent=2))
+        echo_json(json.dumps([s.to_json() for s in summaries], ensure_ascii=False, indent=2))
         return
     console = _console()
     if not summaries:
@@ -98,7 +105,7 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         [
             prefixes[summary.run_id],
             format_time(summary.started_at, seconds=False),
-            terminal_safe(summary.status),
+            terminal_safe(summary.status) + _held_by(summary.holder),
             str(summary.steps),
             f"{summary.tokens:,}",
             format_cost(summary.cost_usd),
@@ -122,12 +129,22 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         table.add_column(headers[i], no_wrap=True, justify=justify, width=widths[i])
     table.add_column("Task", overflow="fold", width=task_width)  # wrapped, never cut
     for row, summary in zip(rows, summaries, strict=True):
-        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], status_text(row[2])]
+        state = status_text(terminal_safe(summary.status))
+        state.append(row[2][len(state) :], style="dim")  # who holds it, if anyone
+        every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], state]
         every += [row[3], row[4], row[5], Text(row[6])]
         cells = [every[i] for i in shown]
         mark = FOLLOW_UP if summary.parent_id is not None else ""
         table.add_row(*cells, Text(mark + " ".join(summary.task.split())))
     console.print(table)
+
+
+def _held_by(holder: str | None) -> str:
+    """`` @host:pid`` of the process or worker acting for a run now; empty when none."""
+    if holder is None:
+        return ""
+    words = holder_words(holder)  # "host vm, pid 42", or a worker's own id
+    return " @" + (words[5:].replace(", pid ", ":") if words.startswith("host ") else words)
 
 
 @runs.command("show")
@@ -140,15 +157,19 @@ def show_command(run_id: str, as_json: bool) -> None:
         summary = store.get_summary(run_id)
         result = store.get_run(summary.run_id)
         interrupted = summary.status is Status.INTERRUPTED
-        stopped = store.load_state(summary.run_id) if interrupted else None
+        waiting = summary.status is Status.AWAITING_APPROVAL
+        stopped = store.load_state(summary.run_id) if interrupted or waiting else None
     if as_json:
-        echo_json(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        echo_json(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
     console = _console()
-    console.print(render_run_header(result, status=summary.status))
+    console.print(render_run_header(result, status=summary.status, holder=summary.holder))
     for step in result.steps:
         console.print(render_step(step, lang=result.lang))
     console.print(render_result_footer(result, status=summary.status))
+    for call_id, record in stopped.approvals.items() if waiting and stopped else ():
+        line = f"call {call_id}: {record.describe()}; continue it with: tao resume {result.run_id}"
+        console.print(terminal_safe(redact(line)), style="magenta", markup=False)
     for call in stopped.cut_short if stopped is not None else ():
         console.print(
             f"call {call} (side effects) was running when the process stopped; it may have "

@@ -55,6 +55,11 @@ from tao.errors import TaoError
     help="Requests that may wait for the model; more are answered 429 with Retry-After.",
 )
 @click.option("--quiet", is_flag=True, help="Do not log each request.")
+@click.option(
+    "--queue",
+    metavar="NAME",
+    help="Also take agent runs (POST /v1/runs) for this queue of workers (tao worker).",
+)
 def serve(
     model_spec: str,
     host: str,
@@ -63,6 +68,7 @@ def serve(
     threads: int | None,
     max_queue: int,
     quiet: bool,
+    queue: str | None,
 ) -> None:
     """Serve a local model at /v1/models and /v1/chat/completions.
 
@@ -99,6 +105,6 @@ def serve(
     elif host not in ("127.0.0.1", "localhost", "::1"):
         echo(f"warning: listening on {host}; anyone who can reach it can use the model", err=True)
     try:
-        serve_forever(model, host, port, quiet=quiet, max_waiting=max_queue)
+        serve_forever(model, host, port, quiet=quiet, max_waiting=max_queue, queue=queue)
     except OSError as error:
         raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror}") from None

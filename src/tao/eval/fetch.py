@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from tao.errors import FatalError
+from tao.errors import FatalError, InternalError
 from tao.eval.sources import (
     CORPUS_FILE,
     MANIFEST,
@@ -243,7 +243,8 @@ def _stream(
     """Write the body of ``url`` to ``part``, within ``remote.max_bytes``, complete."""
     import httpx2
 
-    assert isinstance(client, httpx2.Client)
+    if not isinstance(client, httpx2.Client):
+        raise InternalError(f"fetching needs an httpx2 client, not {type(client).__name__}")
     with client.stream("GET", url) as response:
         if response.status_code != 200:
             raise FetchError(
@@ -311,11 +312,13 @@ def _jsonl(rows: Iterator[JSONObject]) -> str:
 def build_hotpot(dev: Path, out: Path) -> tuple[int, dict[str, str]]:
     """Questions and the wiki from the distractor dev set; the wiki by title key."""
     data = _load_json(dev)
-    assert isinstance(data, list)
+    if not isinstance(data, list):
+        raise FetchError(f"{dev.name}: expected a JSON array of questions")
     pages: dict[str, JSONObject] = {}
     questions: list[JSONObject] = []
     for index, item in enumerate(data):
-        assert isinstance(item, dict)
+        if not isinstance(item, dict):
+            raise FetchError(f"{dev.name}: question {index} is not a JSON object")
         context = item.get("context")
         titles: list[JSON] = []
         for entry in _items(context):

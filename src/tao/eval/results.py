@@ -101,7 +101,7 @@ class ResultsFile:
             row: JSON = json.loads(raw.decode("utf-8"))
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
-            return QuestionRecord.from_dict(row)
+            return QuestionRecord.from_json(row)
         except (ValueError, TypeError) as error:
             if tolerate:
                 return None
@@ -115,7 +115,7 @@ class ResultsFile:
 
     def append(self, record: QuestionRecord) -> None:
         """Write one whole line, flushed and fsynced before returning."""
-        line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+        line = json.dumps(record.to_json(), ensure_ascii=False) + "\n"
         with open(self.path, "ab", opener=private_open) as handle:
             handle.write(line.encode("utf-8"))
             handle.flush()

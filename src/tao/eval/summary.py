@@ -31,6 +31,7 @@ from tao.eval.record import QuestionRecord, total_cost
 from tao.format import format_cost
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
     from rich.table import Table
 
 
@@ -243,55 +244,88 @@ def _ci(interval: list[float] | None) -> str:
     return "-" if not interval else f"{100 * interval[0]:.0f}-{100 * interval[1]:.0f}"
 
 
-def summary_table(summaries: Sequence[StrategySummary]) -> Table:
-    """A rich table: each strategy's scores next to the paper's, with cost per question (tokens,
-    seconds) and the money all its questions cost."""
+#: The columns after the scores: what answering cost (the second table on a narrow terminal).
+_COST_COLUMNS = ("ans", "w/o", "parse", "fallb", "steps", "tok/q", "s/q", "cost")
+
+
+def summary_table(summaries: Sequence[StrategySummary]) -> RenderableType:
+    """Each strategy's scores next to the paper's, with cost per question (tokens, seconds)
+    and the money all its questions cost: one table where the terminal is wide enough, else
+    two (scores, then costs), each keyed by strategy, so no header, strategy or number is
+    ever cut to "strat… E…" (issue 30)."""
+    benchmark = summaries[0]["benchmark"]
+    fever = benchmark == "fever"
+    scores = ["acc%", "95% CI"] if fever else ["EM%", "95% CI", "F1%", "95% CI"]
+    headers = ["strategy", *scores, "paper", *_COST_COLUMNS]
+    rows = [_row(s, fever) for s in summaries]
+    title = (
+        f"{benchmark} · {summaries[0]['model']} · n={_span([s['n'] for s in summaries])} "
+        f"(paper: {PAPER_MODEL}; ans = answered (of them forced: budget spent or repeats), "
+        "w/o = the score without forced answers, parse = parse errors, fallb = fallbacks)"
+    )
+    split = len(scores) + 2  # strategy, the scores, paper | the costs
+    first = _table(headers[:split], [row[:split] for row in rows])
+    second = _table(headers[:1] + headers[split:], [row[:1] + row[split:] for row in rows])
+    stacked = [_table(["strategy", row[0]], list(zip(headers[1:], row[1:], strict=True)))
+               for row in rows]  # fmt: skip
+    return _Fitted(title, ((_table(headers, rows),), (first, second), tuple(stacked)))
+
+
+def _row(s: StrategySummary, fever: bool) -> list[str]:
+    scores = (
+        [_pct(s.get("accuracy")), _ci(s.get("accuracy_ci"))]
+        if fever
+        else [_pct(s.get("em")), _ci(s.get("em_ci")), _pct(s.get("f1")), _ci(s.get("f1_ci"))]
+    )
+    return [
+        s["strategy"],
+        *scores,
+        _pct(s["paper"]),
+        f"{s['answered']} ({s['forced']})" if s["forced"] else str(s["answered"]),
+        _pct(s["unforced"]),
+        str(s["parse_failures"]),
+        str(s["fallbacks"]),
+        f"{s['avg_steps']:.1f}",
+        _compact(s["avg_tokens"]),
+        f"{s['seconds_per_question']:.0f}",
+        format_cost(s.get("cost_usd")),
+    ]
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """A table whose cells are never cut: the strategy column folds before anything else."""
     from rich import box
     from rich.table import Table
 
-    benchmark = summaries[0]["benchmark"]
-    fever = benchmark == "fever"
-    table = Table(
-        title=(
-            f"{benchmark} · {summaries[0]['model']} · n={_span([s['n'] for s in summaries])} "
-            f"(paper: {PAPER_MODEL}; ans = answered (of them forced: budget spent or repeats), "
-            "w/o = the score without forced answers, parse = parse errors, fallb = fallbacks)"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1),
-    )
-    table.add_column("strategy", no_wrap=True)
-    if fever:
-        table.add_column("acc%", justify="right", no_wrap=True)
-        table.add_column("95% CI", justify="right", no_wrap=True)
-    else:
-        table.add_column("EM%", justify="right", no_wrap=True)
-        table.add_column("95% CI", justify="right", no_wrap=True)
-        table.add_column("F1%", justify="right", no_wrap=True)
-        table.add_column("95% CI", justify="right", no_wrap=True)
-    table.add_column("paper", justify="right", style="dim", no_wrap=True)
-    for name in ("ans", "w/o", "parse", "fallb", "steps", "tok/q", "s/q", "cost"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for s in summaries:
-        scores = (
-            [_pct(s.get("accuracy")), _ci(s.get("accuracy_ci"))]
-            if fever
-            else [_pct(s.get("em")), _ci(s.get("em_ci")), _pct(s.get("f1")), _ci(s.get("f1_ci"))]
-        )
-        table.add_row(
-            s["strategy"],
-            *scores,
-            _pct(s["paper"]),
-            f"{s['answered']} ({s['forced']})" if s["forced"] else str(s["answered"]),
-            _pct(s["unforced"]),
-            str(s["parse_failures"]),
-            str(s["fallbacks"]),
-            f"{s['avg_steps']:.1f}",
-            _compact(s["avg_tokens"]),
-            f"{s['seconds_per_question']:.0f}",
-            format_cost(s.get("cost_usd")),
-        )
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    for i, header in enumerate(headers):
+        if i == 0:
+            table.add_column(header, overflow="fold", min_width=len(header))
+        else:
+            table.add_column(header, justify="right", no_wrap=True, min_width=len(header),
+                             style="dim" if header == "paper" else None)  # fmt: skip
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+class _Fitted:
+    """The title (wrapped at the terminal's width), then the first of ``layouts`` whose every
+    table fits the terminal whole: one table, then two, then one small table per strategy."""
+
+    def __init__(self, title: str, layouts: Sequence[Sequence[Table]]) -> None:
+        self.title = title
+        self.layouts = layouts
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.measure import Measurement
+        from rich.text import Text
+
+        wide = options.update(width=10_000)
+
+        def fits(layout: Sequence[Table]) -> bool:
+            widths = (Measurement.get(console, wide, table).maximum for table in layout)
+            return all(width <= options.max_width for width in widths)
+
+        yield Text(self.title)
+        yield from next((layout for layout in self.layouts if fits(layout)), self.layouts[-1])

@@ -10,6 +10,11 @@ The loop's OpenAI-shaped history is translated here: system messages become the
 ``system`` parameter, assistant ``tool_calls`` become ``tool_use`` blocks, and
 consecutive ``tool`` messages one user turn of ``tool_result`` blocks. Models
 that refuse ``temperature`` or ``stop_sequences`` are asked again without it.
+
+Prompt caching: tao's prompt only grows at its end, so each request marks three
+``cache_control`` breakpoints (:func:`cache_breakpoints`): the end of the system
+prompt (instructions and few-shot examples), the end of the tools, and the end of the
+transcript. The next step then reads everything before its new turn from the cache.
 """
 
 from __future__ import annotations
@@ -71,8 +76,16 @@ class AnthropicModel(sdk.SdkModel["AsyncAnthropic"]):
             "messages": turns,
         }
         uses: list[str] = []
-        if system:
-            kwargs["system"] = system
+        blocks: list[JSONObject] = [{"type": "text", "text": system}] if system else []
+        tools: list[JSONObject] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools or ()
+        ]
+        if "cache_control" not in self.refused:
+            cache_breakpoints(blocks, tools, turns)
+            uses.append("cache_control")
+        if blocks:
+            kwargs["system"] = blocks
         if "temperature" not in self.refused:
             # The SDK dropped `temperature` from its signature; the API takes it for most models.
             kwargs["extra_body"] = {"temperature": request.temperature}
@@ -80,11 +93,8 @@ class AnthropicModel(sdk.SdkModel["AsyncAnthropic"]):
         if request.stop and "stop" not in self.refused:
             kwargs["stop_sequences"] = list(request.stop)
             uses.append("stop")
-        if request.tools:
-            kwargs["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+        if tools:
+            kwargs["tools"] = tools
         if request.timeout_s is not None:
             kwargs["timeout"] = request.timeout_s
         return sdk.SdkCall(kwargs, tuple(uses), stream)
@@ -128,6 +138,24 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str, list[Turn]]:
         history.push("assistant" if role == "assistant" else "user", blocks)
     turns: list[Turn] = [{"role": role, "content": blocks} for role, blocks in history.turns]
     return history.system_text, turns
+
+
+#: What a breakpoint says: cache everything up to here, for the default five minutes.
+EPHEMERAL: JSONObject = {"type": "ephemeral"}
+
+
+def cache_breakpoints(system: list[JSONObject], tools: list[JSONObject], turns: list[Turn]) -> None:
+    """Mark the stable prefix and the growing transcript for Anthropic's prompt cache.
+
+    At most three of the four breakpoints the API allows: the last system block (the
+    instructions and few-shot examples never change within a run), the last tool (the
+    tools come before the system prompt in the cached prefix), and the last block of the
+    last turn (the transcript only grows, so the next step's prefix is this whole
+    request). A prefix shorter than the model's minimum is simply not cached.
+    """
+    for blocks in (system, tools, turns[-1]["content"] if turns else []):
+        if blocks:
+            blocks[-1]["cache_control"] = EPHEMERAL
 
 
 def _reply(message: AnthropicMessage) -> ModelReply:

@@ -13,38 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
-
-
-class FunctionCall(TypedDict):
-    name: str
-    arguments: str
-
-
-class ToolCallMessage(TypedDict):
-    """One entry of an assistant message's ``tool_calls`` (native tool calling)."""
-
-    id: str
-    type: Literal["function"]
-    function: FunctionCall
-
-
-class Message(TypedDict, total=False):
-    """One chat message in the OpenAI shape; a plain dict at run time, so storing it is free.
-
-    ``{"role": "system"|"user"|"assistant", "content": str}``; with native tool calling also
-    ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` and
-    ``{"role": "tool", "tool_call_id": ..., "content": ...}``.
-    """
-
-    role: str
-    content: str | None
-    tool_calls: list[ToolCallMessage]
-    tool_call_id: str
-
+from tao.state.message import FunctionCall as FunctionCall  # the chat shapes live below
+from tao.state.message import Message as Message
+from tao.state.message import ToolCallMessage as ToolCallMessage
 
 #: Receives text as the backend streams it; called once with the whole text if it cannot stream.
 OnText = Callable[[str], None]
@@ -91,6 +66,9 @@ class ModelRequest:
     temperature: float = 0.0
     #: The longest one call may take, retries included; ``None`` is the backend's default.
     timeout_s: float | None = None
+    #: What a provider's prompt cache may group this request with (the run id, so each
+    #: run's growing transcript finds its own earlier prefix); ``None``: no hint.
+    cache_key: str | None = None
 
 
 @frozen(kw_only=True)
@@ -115,6 +93,11 @@ class ModelReply:
     #: What the call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown,
     #: never a guess.
     cost_usd: float | None = None
+    #: The model that answered, when a fallback model did (:mod:`tao.models.fallback`);
+    #: ``None``: the run's own model.
+    model: str | None = None
+    #: Why the models tried before it did not answer, one line each.
+    failures: tuple[str, ...] = ()
 
 
 @runtime_checkable

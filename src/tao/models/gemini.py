@@ -12,6 +12,11 @@ and ``tool`` messages ``function_response`` parts (named after the call they
 answer). Gemini 3 wants each call's thought signature back: the backend keeps
 the ones it received, and sends Google's documented placeholder for calls it
 never saw (a history from another model, or a resumed run).
+
+Prompt caching is Gemini's implicit cache: it needs no marker, only a request that
+starts with what an earlier one sent, which tao's prompt (it only grows at its end)
+always does. The tokens it served are read from ``cached_content_token_count``
+into ``ModelReply.cache_read_tokens`` and priced at the cache rate.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from tao.errors import InternalError
 from tao.sandbox.selfrun import empty_folder, loader_free_environment, python_command, remove_folder
 
 __all__ = [
@@ -352,7 +353,8 @@ def _pip_streaming(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         ) as pip,
     ):
-        assert pip.stdout is not None
+        if pip.stdout is None:
+            raise InternalError("pip's output pipe is missing")
         beating = threading.Event()
 
         def heartbeat() -> None:

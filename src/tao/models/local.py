@@ -275,6 +275,21 @@ class LocalModel(SyncFirstModel):
     def n_ctx(self) -> int:
         return self._loaded.n_ctx
 
+    @property
+    def context_window(self) -> int:
+        """Tokens the context holds: llama.cpp's ``n_ctx`` (:mod:`tao.models.window`)."""
+        return self._loaded.n_ctx
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """The tokens ``messages`` take as this model's prompt, by its own tokenizer and chat
+        template (what compaction measures the window in)."""
+        tokens = self._loaded.prompt_tokens(messages)
+        if tokens is not None:
+            return len(tokens)
+        llama = self._loaded.llama
+        text = "\n".join(m.get("content") or "" for m in messages)
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=True)) + 4 * len(messages)
+
     def cost_known(self) -> bool:
         """Always: it runs here, so each reply costs ``0.0`` dollars (:mod:`tao.models.pricing`)."""
         return True

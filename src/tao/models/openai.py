@@ -83,6 +83,10 @@ class OpenAIModel(sdk.SdkModel["AsyncOpenAI"]):
             ]
         if request.timeout_s is not None:
             kwargs["timeout"] = request.timeout_s
+        if request.cache_key and "prompt_cache_key" not in self.refused:
+            # Routes a run's requests to the same cache shard: its prefix is read, not re-read.
+            kwargs["prompt_cache_key"] = request.cache_key
+            uses.append("prompt_cache_key")
         if stream:
             kwargs.update(stream=True, stream_options={"include_usage": True})
             uses.append("stream")

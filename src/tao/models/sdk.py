@@ -33,7 +33,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import httpx2
 
-from tao.errors import ModelError
+from tao.errors import ModelError, ModelUnreachableError
 from tao.models import pricing
 from tao.models.base import Message, ModelReply, ModelRequest, OnText, ToolCall
 from tao.models.bridge import AsyncFirstModel
@@ -110,12 +110,14 @@ class Failure:
         return next((feature for feature in uses if feature in said), None)
 
     def error(self, name: str, where: str) -> ModelError:
-        """One clear line naming the backend and what went wrong."""
+        """One clear line naming the backend and what went wrong; a failure another model
+        might not have (no connection, a timeout, 404, 408, 429, 5xx) is a
+        :class:`ModelUnreachableError`, which fallback models move on from."""
         text, status = self.message, self.status
         if self.kind == "timeout":
-            return ModelError(f"{name}: {where} timed out")
+            return ModelUnreachableError(f"{name}: {where} timed out")
         if self.kind == "connection":
-            return ModelError(f"{name}: cannot reach {where} ({text})")
+            return ModelUnreachableError(f"{name}: cannot reach {where} ({text})")
         if self.kind == "other":
             return ModelError(f"{name}: {text}")
         described = {
@@ -125,7 +127,9 @@ class Failure:
             400: f"{name} rejected the request: {text}",
             429: f"{name}: rate limited, retries exhausted ({text})",
         }
-        return ModelError(described.get(status, f"{name}: server answered {status} ({text})"))
+        line = described.get(status, f"{name}: server answered {status} ({text})")
+        unreachable = status in (404, 408, 429) or status >= 500
+        return ModelUnreachableError(line) if unreachable else ModelError(line)
 
 
 def one_line(text: object) -> str:
@@ -342,7 +346,7 @@ class SdkModel(AsyncFirstModel, Generic[Client]):
             async with asyncio.timeout(request.timeout_s):
                 reply = await self._attempts(request, on_text)
         except TimeoutError as error:
-            raise ModelError(f"{self.name}: {self.where} timed out") from error
+            raise ModelUnreachableError(f"{self.name}: {self.where} timed out") from error
         return self._priced(reply)
 
     def cost_known(self) -> bool:

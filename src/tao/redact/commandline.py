@@ -36,11 +36,16 @@ _USER = re.compile(
 )
 #: Options tried per 1 KB block before the rest of it is hidden whole (:mod:`tao.redact.budget`).
 MOST = 32
-_NETRC = re.compile(
-    r"(?i:(?<![\w-])(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)"
-    r"[ \t]++\S{1,256}+)?+[ \t]++(?:password|passwd)[ \t]++)(\S{1,1000}+)"
-    r"|(?im:^[ \t]*+(?:password|passwd)[ \t]++)(\S{1,1000}+)[ \t]*+$"
+#: netrc, in lowered text: ``machine HOST [login USER] password SECRET`` on one line, and
+#: a line that is only ``password SECRET``. Each opens with a literal (a keyword, a line
+#: break), so :mod:`re` skips to the next one at C speed instead of trying every position.
+_NETRC_INLINE = re.compile(
+    r"(?:machine|default|login)[ \t]++\S{1,256}+(?:[ \t]++(?:login|account)[ \t]++\S{1,256}+)?+"
+    r"[ \t]++passw(?:or)?d[ \t]++(\S{1,1000}+)"
 )
+#: The longest first line read as a netrc ``password SECRET`` line.
+_FIRST_LINE = 1_300
+_NETRC_LINE = re.compile(r"\n[ \t]*+passw(?:or)?d[ \t]++(\S{1,1000}+)[ \t]*+(?=\n|\Z)")
 
 
 def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
@@ -49,10 +54,28 @@ def command_spans(text: str, lowered: str | None = None) -> Iterator[Span]:
     yield from _mysql_spans(text, lowered)
     if "-" in text:
         yield from _option_spans(text)
-    if "passw" not in lowered:  # both netrc forms hold password or passwd
+    yield from _netrc_spans(text, lowered)
+
+
+def _netrc_spans(text: str, lowered: str) -> Iterator[Span]:
+    """netrc passwords (both forms hold ``password`` or ``passwd``), found in ``lowered``."""
+    if "passw" not in lowered:
         return
-    for match in _NETRC.finditer(text):
-        yield match.span(1) if match.group(1) is not None else match.span(2)
+    position = 0
+    while (match := _NETRC_INLINE.search(lowered, position)) is not None:
+        at = match.start()
+        if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
+            position = at + 1  # part of a longer word (``relogin``): look on from the next
+            continue
+        position = match.end()
+        yield match.span(1)
+    for match in _NETRC_LINE.finditer(lowered):
+        yield match.span(1)
+    line_end = lowered.find("\n", 0, _FIRST_LINE)  # the first line has no break before it
+    if line_end >= 0 or len(lowered) <= _FIRST_LINE:
+        first = _NETRC_LINE.match("\n" + (lowered[:line_end] if line_end >= 0 else lowered))
+        if first is not None:
+            yield first.start(1) - 1, first.end(1) - 1
 
 
 def _option_spans(text: str) -> Iterator[Span]:

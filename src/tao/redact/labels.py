@@ -19,41 +19,42 @@ from tao.redact.marker import REDACTED, Span
 from tao.redact.runs import Needles
 
 _K = r"A-Za-z0-9_.\-"
-#: Parts of a key that may make it secret; a bare ``key`` is not (``api_key`` is).
-_WORDS = (
-    r"pass|pwd|pw|secret|token|auth|cred|dsn|jwt|cookie|session|bearer|sig|webhook|sas|sid"
-    rf"|otp|hmac|salt|connection|[{_K}]key"
-)
-#: A key (in lowered text, where no key character is before it) holding a label word,
-#: then ``=``, ``:``, ``:=`` or ``=>``. The possessive key and the bounded look-ahead keep
-#: each start's cost to the key's length, and a key starts only once per word.
-_LABELLED = re.compile(
-    rf"(?<![{_K}])(?=[{_K}]{{0,100}}?(?:{_WORDS}))([{_K}]{{1,100}}+)"
-    r"""["']?\]?[ \t]*+(?::=|=>|=|:)[ \t]*+(?![=:])"""
-)
+#: A key's characters before and after a label word (a key is at most 100 long).
+_KEY_RUN = re.compile(rf"[{_K}]{{0,101}}+")
+#: A value, by its quoting: inside a JSON string, double, single or back quotes, or bare
+#: (with a scheme word: ``Bearer abc``). One group each, so ``lastindex`` names the kind.
 _VALUE = re.compile(
-    r'\\"((?:[^"\\\n]|\\[^"\n]){1,1000}+)\\"'  # inside a JSON string: \"value\"
-    r'|"((?:[^"\\\n]|\\.){1,1000}+)"'
-    r"|'([^'\n]{1,1000}+)'"
-    r"|`([^`\n]{1,1000}+)`"
-    r"|((?i:(?:bearer|basic|token|digest)[ \t]++)?[^\s\"'`,;&<>(){}\[\]]{1,1000}+)"
+    "|".join(
+        (
+            r'\\"((?:[^"\\\n]|\\[^"\n]){1,1000}+)\\"',  # inside a JSON string: \"value\"
+            r'"((?:[^"\\\n]|\\.){1,1000}+)"',
+            r"'([^'\n]{1,1000}+)'",
+            r"`([^`\n]{1,1000}+)`",
+            r"((?i:(?:bearer|basic|token|digest)[ \t]++)?[^\s\"'`,;&<>(){}\[\]]{1,1000}+)",
+        )
+    )
 )
 #: The label words as literals, found by ``str.find`` (``pw`` also finds ``pwd``): only a
-#: key holding one can match :data:`_LABELLED`, so only their keys are tried.
+#: key holding one can name a secret (:func:`tao.redact.keys.secret_key`), so only their
+#: keys are tried.
 _NEEDLES = (
     "pass", "pw", "secret", "token", "auth", "cred", "dsn", "jwt", "cookie", "session",
     "bearer", "sig", "webhook", "sas", "sid", "otp", "hmac", "salt", "connection", "key",
 )  # fmt: skip
-#: A key's characters before and after a label word (a key is at most 100 long).
-_KEY_RUN = re.compile(rf"[{_K}]{{0,101}}+")
 #: The rest of a key after its word, then its separator: most word hits (prose) fail here.
-_KEY_REST = re.compile(rf"""[{_K}]*+["']?\]?[ \t]*+(?::=|=>|=|:)""")
+#: Bounded like the key: an unbounded run here read a 1 MB run of ``pass`` once per word,
+#: quadratic (32 s for 1 MB; issue 26).
+_KEY_REST = re.compile(rf"""([{_K}]{{0,100}}+)["']?\]?[ \t]*+(?::=|=>|=|:)[ \t]*+(?![=:])""")
+#: The longest key (a longer run of key characters is not a key).
+_KEY_MAX = 100
 #: Dense labels (issue 26): in a block of :data:`BLOCK` characters, more than :data:`DENSE`
 #: hidden values, :data:`CANDIDATES` labelled keys or :data:`HITS` label words hide the
 #: whole block (and the rest of its last line) instead of each value, so a crafted text
 #: costs a bounded amount of Python per block. Ordinary text holds far fewer; hiding too
 #: much beats a leak or a hang.
 DENSE = 16
+#: After this many values in a block, the rest of the block is counted (:func:`_crowded`).
+EARLY = 6
 CANDIDATES = 32
 HITS = 64
 _LINE_START = re.compile(r"[ \t]*(?:export[ \t]+|[-+][ \t]*)?[\"']?")
@@ -68,8 +69,8 @@ def labelled_spans(text: str, lowered: str) -> Iterator[Span]:
     ``lowered`` is ``text`` in lower case, position for position.
 
     Keys are found from their label words (literals, at ``str.find`` speed); the key's
-    start is found by reading back over key characters in the reversed text, and
-    :data:`_LABELLED` is matched there only. A block too dense with labels is hidden
+    start is found by reading back over key characters in the reversed text, its end and
+    separator by :data:`_KEY_REST` after the word. A block too dense with labels is hidden
     whole (see :data:`DENSE`)."""
     size = len(text)
     finder = Needles(_NEEDLES, lowered)
@@ -82,7 +83,13 @@ def labelled_spans(text: str, lowered: str) -> Iterator[Span]:
         if at // BLOCK != block:
             block, found, candidates, hits = at // BLOCK, 0, 0, 0
         hits += 1
-        if hits > HITS or candidates > CANDIDATES or found >= DENSE:
+        if (
+            hits > HITS
+            or candidates > CANDIDATES
+            or found >= DENSE
+            or (found == EARLY and _crowded(lowered, at, (block + 1) * BLOCK))
+        ):
+            found = DENSE  # the rest of this block is hidden whole
             stop = block_end(text, (block + 1) * BLOCK)
             yield max(0, block * BLOCK - _LINE_BACK), stop
             position = stop
@@ -95,21 +102,24 @@ def labelled_spans(text: str, lowered: str) -> Iterator[Span]:
             reverse = lowered[::-1]
         back = _KEY_RUN.match(reverse, size - at)
         key_start = at - (back.end() - back.start()) if back is not None else at
-        if key_start < at - 100:
-            continue
-        found_key = _LABELLED.match(lowered, key_start)
-        if found_key is None:
+        key_end = rest.end(1)
+        if key_start < at - 100 or key_end - key_start > _KEY_MAX:
             continue
         candidates += 1
-        position = max(position, found_key.end())
-        key_end = found_key.end(1)
         if not secret_key(text[key_start:key_end]):
             continue
-        span = value_span(text, key_start, found_key.end())
+        span = value_span(text, key_start, rest.end())
         if span is not None:
             found += 1
             yield span
             position = max(position, span[1])
+
+
+def _crowded(lowered: str, at: int, end: int) -> bool:
+    """Whether the rest of a block that already gave :data:`EARLY` values holds label words
+    enough for as many again: counted at C speed, so a block packed with real secrets is
+    hidden after a few values instead of after :data:`DENSE` (issue 26)."""
+    return sum(lowered.count(needle, at, end) for needle in _NEEDLES) >= 2 * (DENSE - EARLY)
 
 
 def value_span(text: str, key_start: int, position: int) -> Span | None:
@@ -118,7 +128,7 @@ def value_span(text: str, key_start: int, position: int) -> Span | None:
     match = _VALUE.match(text, position)
     if match is None:
         return None
-    group = next(index for index in range(1, 6) if match.group(index) is not None)
+    group = match.lastindex or 5  # the alternative that matched: one group each
     start, end = match.span(group)
     if group == 5:  # bare
         before = text.rfind("\n", max(0, key_start - _LINE_BACK), key_start)

@@ -37,7 +37,8 @@ from tao.redact.shapes import pem_spans, shape_spans
 from tao.redact.urls import redact_url_with, url_spans
 
 #: Something any layer needs: a run of 16 token characters, a label word, an assignment
-#: or option, a URL. Text without one is returned as it is after a few ``str.find``.
+#: or option, a URL, a netrc ``password``. Text without one is returned as it is after a
+#: few ``str.find``.
 _MARKS = ("=", ":", "-", "_", ".")
 _RUN = 16
 #: Texts redacted lately: a step's observation is redacted for the model, then again for
@@ -87,7 +88,11 @@ def _redaction(text: str) -> Redaction:
 def find_secrets(text: str) -> list[Span]:
     """The sorted, merged spans of ``text`` that hold secrets (empty for most text)."""
     classes = Classes(text)
-    if not any(mark in text for mark in _MARKS) and next(classes.runs(TOKEN, _RUN), None) is None:
+    if (
+        not any(mark in text for mark in _MARKS)
+        and next(classes.runs(TOKEN, _RUN), None) is None
+        and "passw" not in text.lower()  # netrc: ``machine host login me password pw``
+    ):
         return []
     spans = plain_spans(text, classes)
     spans.extend(encoded_spans(text, plain_spans, classes, spans))

@@ -18,7 +18,7 @@ from tao.errors import ToolError
 from tao.lookalikes import name_problem
 from tao.redact.scan import redact
 from tao.state.calls import Call, Outcome, Ready
-from tao.state.config import PendingCall
+from tao.state.config import PendingCall, Via
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import StepKind
 from tao.tools.base import Tool, cut, normal_name, to_text
@@ -42,9 +42,14 @@ class Person:
     ``call.interrupted`` is what to tell the person.
 
         agent = Agent(..., approve=Person(lambda tool, arguments, call: input("ok? ") == "y"))
+
+    ``via`` and ``by`` are what the run log records of each decision (issue 30): where it
+    was taken (``tao run``'s prompt says ``cli``) and who took it (default: the OS user).
     """
 
     ask: Ask
+    via: Via = "python"
+    by: str | None = None
 
 
 def call_tool(tool: Tool, arguments: JSONObject) -> str:
@@ -73,7 +78,7 @@ def prepare(call: Call, tools: Mapping[str, Tool]) -> Ready | Outcome:
     """Find the tool and validate the arguments; anything wrong is already an Outcome."""
     tool = find_tool(call.tool, tools)
     if tool is None:
-        available = ", ".join(tools)
+        available = ", ".join(name for name in tools if name != "recall")  # the stubs name it
         problem = name_problem(call.tool)
         why = f" ({problem})" if problem is not None else ""
         return Outcome(

@@ -7,6 +7,7 @@ between the two, so everything else is written once here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -17,8 +18,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tao.errors import FatalError
-from tao.events import ActionEvent, ApprovalEvent, Event, FinalEvent, ObservationEvent, TextDelta
+from tao.events import (
+    ActionEvent,
+    AnswerEvent,
+    ApprovalEvent,
+    Event,
+    FinalEvent,
+    ObservationEvent,
+    TextDelta,
+)
 from tao.run.act import Approver, Executor, Person, call_tool, execute
+from tao.run.context import CallContext, Remaining, calling
 from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
@@ -33,13 +43,13 @@ from tao.run.output import typed
 from tao.run.setup import Start
 from tao.sandbox.children import kill_all
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, PendingCall
-from tao.state.result import RunObserver, RunResult, Status
+from tao.state.config import Approval, Checkpoint, Decision, PendingCall
+from tao.state.result import RunObserver, RunResult, Status, StepKind
 from tao.tools.limits import disarm
 
 if TYPE_CHECKING:
     from tao.approval.policy import Policy
-    from tao.models.base import Model
+    from tao.models.base import Model, ModelRequest
     from tao.run.exchange import LoopSetup
     from tao.run.loop import Loop
     from tao.store.base import Store
@@ -96,6 +106,8 @@ class Driver:
         self.result: RunResult | None = None
         self.closed = False
         self._closing = threading.Lock()
+        #: The tool calls running now (a child run in one is stopped with this run).
+        self._calls: set[CallContext] = set()
         #: With no run log, where the run stood last: a checkpoint, or the turn to make it from.
         self.last: Checkpoint | StepsDone | None = None
         self.observers = list(observers)
@@ -148,7 +160,8 @@ class Driver:
                     if observer is not self.writer:  # it was handed them above
                         observer.on_step(result, step)
                 if self.emit is not ignore:  # no event is built for a run nobody streams
-                    self.emit(ObservationEvent(step))
+                    final = step.kind is StepKind.FINAL
+                    self.emit(AnswerEvent(step) if final else ObservationEvent(step))
         if isinstance(request, SaveCheckpoint):
             if self.writer is not None:
                 self.writer.checkpoint(request.checkpoint)
@@ -209,6 +222,10 @@ class Driver:
         ends at its next step.
         """
         self.stopping = status
+        with self._closing:
+            calls = list(self._calls)
+        for call in calls:  # a child run a call started stops with its parent
+            call.stop(status)
         kill_all()
         if self.result is not None:
             self.close(self.result, Ending(status))
@@ -247,17 +264,24 @@ class Driver:
         when its process stopped is never pre-approved by a policy rule (SPEC R1).
         """
         parts, decisions, previews = self.parts, [], []
+        records: list[Approval | None] = []
         for ready, pending in zip(request.calls, request.pending, strict=True):
             decision: Decision | None = None
             preview = _preview(ready)
-            if not pending.interrupted and parts.policy.allows(ready.tool, ready.arguments):
+            rule = None if pending.interrupted else parts.policy.allows(ready.tool, ready.arguments)
+            if rule is not None:
                 decision = True
+                where = str(parts.policy.source) if parts.policy.source else "policy"
+                globs = " ".join(f"{k}={v}" for k, v in rule.arguments.items())
+                records.append(Approval(approved=True, by=where, via="policy", at=time.time(),
+                                        reason=f"rule: {rule.tool} {globs}".strip()))  # fmt: skip
             else:
                 self.emit(ApprovalEvent(request.step, ready.tool.name, ready.arguments, pending))
                 decision = _ask(parts.approve, ready, pending)
+                records.append(_record(parts.approve, decision))
             decisions.append(decision)
             previews.append(preview)
-        return ApprovalAnswer(tuple(decisions), tuple(previews))
+        return ApprovalAnswer(tuple(decisions), tuple(previews), tuple(records))
 
     def announce(self, request: RunTools) -> None:
         if self.emit is ignore:
@@ -265,6 +289,13 @@ class Driver:
         for ready in request.calls:
             call = ready.call
             self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
+
+    def model_request(self, request: AskModel) -> ModelRequest:
+        """What the model is sent for ``request``: keyed by the run, so a provider's prompt
+        cache groups the run's steps (each one's prompt is the one before, extended)."""
+        if self.result is None:
+            return request.request
+        return dataclasses.replace(request.request, cache_key=self.result.run_id)
 
     def on_text(self, step: int) -> Callable[[str], None] | None:
         if self.emit is ignore:
@@ -282,10 +313,38 @@ class Driver:
         )
 
     def execute(self, request: RunTools, i: int) -> Outcome:
-        """Run call ``i`` of ``request`` with the run's executor."""
+        """Run call ``i`` of ``request`` with the run's executor; the call can see which run
+        and step it belongs to (:mod:`tao.run.context`), and a child run it starts is
+        recorded with its step."""
         ready, shown = request.calls[i], request.approved_previews[i]
-        return execute(
-            ready, self.parts.executor, timeout_s=request.timeout_s, approved_preview=shown
+        if self.result is None:
+            return execute(ready, self.parts.executor, timeout_s=request.timeout_s)
+        context = CallContext(self.result.run_id, request.step, ready.tool.name, self._left())
+        with self._closing:
+            self._calls.add(context)
+        try:
+            with calling(context):
+                outcome = execute(
+                    ready, self.parts.executor, timeout_s=request.timeout_s, approved_preview=shown
+                )
+        finally:
+            with self._closing:
+                self._calls.discard(context)
+        if context.child is None:
+            return outcome
+        return dataclasses.replace(outcome, child=context.child)
+
+    def _left(self) -> Remaining:
+        """What the run may still spend: a child run started by a call gets no more."""
+        assert self.result is not None
+        config, usage = self.parts.setup.config, self.result.usage
+        cost = None
+        if config.max_cost_usd is not None:
+            cost = max(config.max_cost_usd - (usage.cost_usd or 0.0), 0.0)
+        return Remaining(
+            tokens=max(config.max_tokens - usage.input_tokens - usage.output_tokens, 0),
+            seconds=max(config.max_seconds - (time.time() - self.result.started_at), 0.0),
+            cost_usd=cost,
         )
 
     def parallel(self, request: RunTools) -> int:
@@ -318,6 +377,16 @@ def _ask(approver: Approver | Person | None, ready: Ready, call: PendingCall) ->
     if approver is None or call.interrupted:
         return None
     return approver(ready.tool, ready.arguments)
+
+
+def _record(approver: Approver | Person | None, decision: Decision | None) -> Approval | None:
+    """Who took ``decision`` (issue 30): a person as they name themselves, else this OS user
+    through Python code."""
+    if decision is None:
+        return None
+    if isinstance(approver, Person):
+        return Approval.taken(decision, approver.via, approver.by)
+    return Approval.taken(decision, "python")
 
 
 def _preview(ready: Ready) -> str | None:

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar, dataclass_transform
 
 from tao.models.base import Message, ModelReply, ModelRequest
+from tao.models.window import Counter
 from tao.protocol.labels import Labels
 from tao.run.output import OutputSpec
 from tao.state.budget import Usage
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Checkpoint, Decision, PendingCall, RunConfig
+from tao.state.compaction import Compaction
+from tao.state.config import Approval, Checkpoint, Decision, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.result import Status, Step
 from tao.tools.base import Tool
@@ -90,13 +92,22 @@ class StepsDone:
     length: int = 0
     elapsed_s: float = 0.0
     """Run time spent when ``steps`` were done."""
+    compactions: tuple[Compaction, ...] = ()
+    """Every compaction of the run so far: what the model is shown instead of the transcript."""
+    window: int | None = None
+    """The context window the run keeps to (set, the backend's, or learned)."""
 
     def checkpoint(self) -> Checkpoint | None:
         """Where the run stands after ``steps``. Made when wanted, not every turn: a run log
         writes only the latest one held, and a run with no log wants only its last."""
         if self.transcript is None:
             return None
-        return Checkpoint(messages=tuple(self.transcript[: self.length]), elapsed_s=self.elapsed_s)
+        return Checkpoint(
+            messages=tuple(self.transcript[: self.length]),
+            elapsed_s=self.elapsed_s,
+            compactions=self.compactions,
+            window=self.window,
+        )
 
 
 Request = AskModel | AskApproval | RunTools | SaveCheckpoint | StepsDone
@@ -125,6 +136,8 @@ class ApprovalAnswer:
     previews: tuple[str | None, ...]
     """What each call would do, as the person deciding sees it (a diff); ``None`` if the tool
     has no preview."""
+    approvals: tuple[Approval | None, ...] = ()
+    """Per call, who took its decision, when and from where (``None`` where none was taken)."""
 
 
 Answer = ModelAnswer | ModelFailure | ApprovalAnswer | Sequence[Outcome] | None
@@ -165,3 +178,8 @@ class LoopSetup:
     """Whether the backend takes stop sequences; the loop cuts client-side anyway (L3)."""
     output: OutputSpec | None = None
     """What a final answer must be (``config.output_schema``), checked before it is taken."""
+    window: int | None = None
+    """The model's context window in tokens, if known before the first request
+    (``config.context_window``, else the backend's, :func:`tao.models.window.window_of`)."""
+    count: Counter | None = None
+    """Tokens a prompt takes by the backend's own tokenizer; ``None``: an estimate."""

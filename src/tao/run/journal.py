@@ -40,6 +40,7 @@ def read(turn: Turn, gated: dict[int, PendingCall], ready: dict[int, Ready]) -> 
             continue
         if turn.executing and turn.decisions.get(call.id) is True:
             del turn.decisions[call.id]  # that yes was spent on the run that may have happened
+            turn.approvals.pop(call.id, None)
             turn.interrupted.add(call.id)
         if call.id in turn.interrupted:
             gated[i] = dataclasses.replace(call, interrupted=True)

@@ -23,11 +23,14 @@ import dataclasses
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tao.errors import InternalError
 from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
+from tao.models.window import estimate, overflow
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
 from tao.run import journal
 from tao.run.act import approval_reason, needs_approval, prepare, refuse
+from tao.run.compaction import Context, make_room, recalled
 from tao.run.exchange import (
     Answer,
     ApprovalAnswer,
@@ -43,6 +46,7 @@ from tao.run.exchange import (
     StepsDone,
 )
 from tao.run.output import AnswerMismatch
+from tao.run.policies import RECALL, policy_named
 from tao.run.repeats import Repeats, call_key, unready_key
 from tao.run.transcript import (
     Turn,
@@ -62,7 +66,7 @@ from tao.run.transcript import (
 )
 from tao.state.budget import Budget, Usage
 from tao.state.calls import Call, Outcome, Ready
-from tao.state.config import Checkpoint, Decision, PendingCall
+from tao.state.config import Checkpoint, PendingCall
 from tao.state.jsontypes import JSON
 from tao.state.result import Status, Step, StepKind
 from tao.tools.base import Tool
@@ -80,18 +84,38 @@ class _Run:
     repeats: Repeats = field(init=False)
     budget: Budget = field(init=False)
     specs: list[ToolSpec] | None = field(init=False)
-    """Native tool calling: the tools as the backend is sent them, made once per run."""
+    """Native tool calling: the tools as the backend is sent them, made once per run
+    (``recall`` is sent only once something was compacted)."""
+    context: Context = field(init=False)
+    """The window, the compactions made, and what making more needs (issue 27)."""
     messages: list[Message] = field(default_factory=list)
     approved: dict[str, JSON] = field(default_factory=dict)
     """By tool name, the state a person last approved for tools with a gate (SPEC S11);
     replaced, never edited, so a checkpoint may hold it by reference."""
 
     def __post_init__(self) -> None:
-        self.budget = self.setup.config.budget()
+        setup = self.setup
+        self.budget = setup.config.budget()
         self.specs = None
-        if self.setup.protocol == "native":
-            output = self.setup.output.schema if self.setup.output is not None else None
-            self.specs = native.tool_specs(list(self.setup.tools.values()), answer_schema=output)
+        if setup.protocol == "native":
+            output = setup.output.schema if setup.output is not None else None
+            self.specs = native.tool_specs(list(setup.tools.values()), answer_schema=output)
+        name, policy = policy_named(setup.config.compaction)
+        self.context = Context(
+            policy=policy,
+            policy_name=name,
+            window=setup.window,
+            count=setup.count or estimate,
+            reply_room=setup.config.max_reply_tokens,
+            labels=setup.labels,
+            protocol=setup.protocol,
+        )
+
+    def tool_specs(self) -> list[ToolSpec] | None:
+        """The native tools sent now: ``recall`` only once an observation was compacted."""
+        if self.specs is None or self.context.compactions:
+            return self.specs
+        return [spec for spec in self.specs if spec.name != RECALL]
 
     def elapsed(self) -> float:
         return self.clock() - self.started
@@ -113,10 +137,13 @@ class _Run:
             reply=reply,
             pending=pending,
             decisions=dict(turn.decisions) if turn is not None else {},
+            approvals=dict(turn.approvals) if turn is not None else {},
             executing=executing,
             completed=dict(turn.completed) if turn is not None else {},
             approved=self.approved,
             refused_calls=turn.refused if turn is not None else 0,
+            compactions=tuple(self.context.compactions),
+            window=self.context.window,
         )
 
 
@@ -142,6 +169,7 @@ def react(
     run = _Run(setup=setup, clock=clock, started=clock(), usage=usage or Usage(), steps=0)
     run.steps = len(history)
     run.repeats = Repeats.replay(setup.config.max_repeats, history, setup.tools)
+    run.context.note(history)
     if resume is None:
         run.messages = opening(setup, task, prior)
         run.approved = _baseline(setup.tools)
@@ -151,6 +179,8 @@ def react(
         run.started -= resume.elapsed_s
         run.messages = list(resume.messages)
         run.approved = dict(resume.approved)
+        run.context.compactions = list(resume.compactions)  # recorded, never decided again
+        run.context.window = resume.window or run.context.window
         if history and history[-1].kind is StepKind.FINAL:  # killed after its answer was stored
             return Ending(Status.FINISHED, answer=history[-1].argument)
     while True:
@@ -178,36 +208,99 @@ def react(
 
 def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     """The turn a checkpoint stopped in, with the decisions taken since."""
-    assert resume.reply is not None
-    assert resume.step is not None
+    if resume.reply is None or resume.step is None:
+        raise InternalError("resumed a turn from a checkpoint with no step or reply")
     turn = Turn(resume.step, list(run.messages), ModelAnswer(resume.reply, 0.0))
     turn.decisions.update(resume.decisions)
+    turn.approvals.update(resume.approvals)
     turn.shown.update((call.id, call.preview) for call in resume.pending)
     turn.executing = resume.executing
     turn.completed.update(resume.completed)
     turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
     turn.refused = resume.refused_calls
+    turn.compactions = tuple(c for c in resume.compactions if c.step == resume.step)
     return turn
 
 
 def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
-    """The next model reply, or how the run ends (a spent budget, a failed backend)."""
+    """The next model reply, or how the run ends (a spent budget, a failed backend, a
+    context window compaction cannot make room in)."""
     elapsed = run.elapsed()
     spent = run.budget.exhausted(run.usage.model_calls, elapsed, run.usage)
     if spent is not None:
         return Ending(Status.MAX_STEPS, stop_reason=spent)
     index, forced = run.steps + 1, _forcing(run)
     sent = list(run.messages)  # never edited once appended: one snapshot for request and step
-    request = _model_request(run, sent, index, elapsed, answer_only=forced is not None)
+    context = run.context
+    context.new = []
+    shown = context.shown(sent)
+    if context.over(shown):
+        full = yield from make_room(context, sent, index, "the prompt passed 80% of the window")
+        if full is not None:
+            return Ending(Status.MAX_STEPS, stop_reason=full)
+        shown = context.shown(sent)
+    request = _model_request(run, shown, index, elapsed, answer_only=forced is not None)
     answer = yield AskModel(index, request)
+    refused = overflow(answer.message) if isinstance(answer, ModelFailure) else None
+    if refused is not None and context.policy is not None:  # the reactive path: once
+        assert isinstance(answer, ModelFailure)
+        context.learn(refused, shown)
+        said = f"{refused.requested:,} tokens" if refused.requested else "the request"
+        full = yield from make_room(context, sent, index, f"the provider refused {said}")
+        if full is not None:
+            yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
+            return Ending(Status.MAX_STEPS, stop_reason=full)
+        shown = context.shown(sent)
+        request = _model_request(run, shown, index, run.elapsed(), answer_only=forced is not None)
+        answer = yield AskModel(index, request)
+        if isinstance(answer, ModelFailure) and overflow(answer.message) is not None:
+            yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
+            window = f"{context.window:,}-token " if context.window else ""
+            return Ending(
+                Status.MAX_STEPS,
+                stop_reason=f"the {window}context window is full: the provider refused the "
+                f"request again after compaction ({answer.message})",
+            )
     if isinstance(answer, ModelFailure):
         yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
         late = run.budget.out_of_time(run.elapsed())  # the call had the time left (L1, L5)
         if late is not None:
             return Ending(Status.MAX_STEPS, stop_reason=f"{late} during a model call")
+        if refused is not None:  # no policy: say what would have made room
+            return Ending(Status.ERROR, error=f"{answer.message} ({_NO_ROOM})")
         return Ending(Status.ERROR, error=answer.message)
-    assert isinstance(answer, ModelAnswer)
-    return Turn(index, sent, answer, forced=forced)
+    if not isinstance(answer, ModelAnswer):
+        raise InternalError(f"the driver answered a model call with {type(answer).__name__}")
+    if context.count is estimate and context.window is not None and context.policy is not None:
+        context.calibrate(shown, answer.reply.input_tokens)
+    answer = _with_summaries(answer, context)
+    return Turn(index, sent, answer, forced=forced, compactions=tuple(context.new))
+
+
+#: What a refusal for size says when the run compacts nothing.
+_NO_ROOM = (
+    "the model's context window is full; tao compacts older steps to make room: give the "
+    "window with --context-window TOKENS (RunConfig.context_window) and a policy with "
+    "--compaction elide or summarize (RunConfig.compaction)"
+)
+
+
+def _with_summaries(answer: ModelAnswer, context: Context) -> ModelAnswer:
+    """The reply with the summary calls made for its request counted in (usage and cost)."""
+    made = [c for c in context.new if c.input_tokens or c.output_tokens]
+    if not made:
+        return answer
+    reply = answer.reply
+    cost = reply.cost_usd
+    for record in made:
+        cost = None if cost is None or record.cost_usd is None else cost + record.cost_usd
+    reply = dataclasses.replace(
+        reply,
+        input_tokens=reply.input_tokens + sum(c.input_tokens for c in made),
+        output_tokens=reply.output_tokens + sum(c.output_tokens for c in made),
+        cost_usd=cost,
+    )
+    return ModelAnswer(reply, answer.duration_s)
 
 
 def _forcing(run: _Run) -> str | None:
@@ -248,12 +341,14 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         if ready[i].tool.volatile:
             continue
         outcomes[i] = run.repeats.answer(ready.pop(i), earlier[i])  # not run again
+    outcomes.update(_recalled(run, ready))
     gated = _gated(run, turn, ready, parsed.thought)
+    gated_ids = {i: call.id for i, call in gated.items()}  # before the journal takes some
     runnable, journaled = dict(ready), {}
     if gated:  # side effects: a yes for each exact call, or the run waits (SPEC S3)
         journaled = journal.read(turn, gated, ready)
         outcomes.update(journaled)
-        waiting = yield from _approve(gated, ready, decisions, turn.shown)
+        waiting = yield from _approve(gated, ready, turn)
         if waiting:
             yield SaveCheckpoint(run.checkpoint(turn, reply, pending=waiting))
             return Ending(Status.AWAITING_APPROVAL, pending=waiting)
@@ -263,9 +358,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     if gated and ready:
         outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
     elif ready:  # read-only calls: no journal, nobody was shown a thing
-        left = run.budget.max_seconds - run.elapsed()
-        done = yield RunTools(turn.index, tuple(ready.values()), (None,) * len(ready), left)
-        assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+        done = yield from _run_tools(run, turn, ready, (None,) * len(ready))
         outcomes.update(zip(ready, done, strict=True))
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
@@ -274,13 +367,25 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
     note = refusal(setup, turn)
     text = kept_text(parsed, reply)
     extend(setup, run.messages, turn.index, reply, text, native_calls, ordered, note)
+    approvals = {i: turn.approvals.get(key) for i, key in gated_ids.items()}
     steps = [
-        action_step(turn, parsed.thought, position, call, outcome, earlier.get(position))
-        for position, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
+        action_step(turn, parsed.thought, i, call, outcome, earlier.get(i), approvals.get(i))
+        for i, (call, outcome) in enumerate(zip(calls, ordered, strict=True))
     ]
     if note is not None:  # the refused calls: one step, one observation, however many
         steps.append(make_step(turn, StepKind.ACTION, None, position=len(calls), observation=note))
     return steps
+
+
+def _recalled(run: _Run, ready: dict[int, Ready]) -> dict[int, Outcome]:
+    """The ``recall`` calls, taken out of ``ready`` and answered from the run's own record
+    of full observations (issue 27): the loop holds it, so no tool runs."""
+    outcomes = {}
+    for i in [i for i, r in ready.items() if r.tool.name == RECALL]:
+        step = ready.pop(i).arguments.get("step")
+        observation = recalled(run.context, step)
+        outcomes[i] = Outcome(StepKind.ACTION, observation, RECALL, {"step": step}, source=RECALL)
+    return outcomes
 
 
 def _prepare(
@@ -343,6 +448,17 @@ def _note_approved(run: _Run, ready: Ready, shown: str | None) -> None:
         run.approved = {**run.approved, ready.tool.name: state}
 
 
+def _run_tools(
+    run: _Run, turn: Turn, ready: dict[int, Ready], previews: tuple[str | None, ...]
+) -> Generator[Request, Answer, Sequence[Outcome]]:
+    """Have the driver run ``ready`` within the time left; one outcome each, in order."""
+    left = run.budget.max_seconds - run.elapsed()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
+        raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
+    return done
+
+
 def _run_effects(
     run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
 ) -> Generator[Request, Answer, dict[int, Outcome]]:
@@ -355,9 +471,7 @@ def _run_effects(
     if effects:
         yield SaveCheckpoint(run.checkpoint(turn, reply, executing=True))
     previews = tuple(turn.shown.get(gated[i].id) if i in gated else None for i in ready)
-    left = run.budget.max_seconds - run.elapsed()
-    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
-    assert isinstance(done, (list, tuple))  # not the ABC: its check costs more than a call
+    done = yield from _run_tools(run, turn, ready, previews)
     outcomes = dict(zip(ready, done, strict=True))
     if effects:
         turn.completed.update((gated[i].id, journal.completion(outcomes[i])) for i in effects)
@@ -389,29 +503,33 @@ def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> lis
 
 
 def _approve(
-    gated: dict[int, PendingCall],
-    ready: dict[int, Ready],
-    decisions: dict[str, Decision],
-    shown: dict[str, str | None],
+    gated: dict[int, PendingCall], ready: dict[int, Ready], turn: Turn
 ) -> Generator[Request, Answer, tuple[PendingCall, ...]]:
     """Ask about the gated calls no decision covers; the ones still undecided after that.
 
-    ``shown`` gains what each asked call's preview was, so the call can be confirmed
-    unchanged right before it runs."""
+    ``turn.shown`` gains what each asked call's preview was, so the call can be confirmed
+    unchanged right before it runs; ``turn.approvals`` who decided, when and where."""
+    decisions, shown = turn.decisions, turn.shown
     ask = [i for i, call in gated.items() if call.id not in decisions]
     if not ask:
         return ()
     answer = yield AskApproval(
         gated[ask[0]].step, tuple(ready[i] for i in ask), tuple(gated[i] for i in ask)
     )
-    assert isinstance(answer, ApprovalAnswer)
+    if not isinstance(answer, ApprovalAnswer):
+        raise InternalError(f"the driver answered an approval with {type(answer).__name__}")
     waiting = []
-    for i, decision, preview in zip(ask, answer.decisions, answer.previews, strict=True):
+    records = answer.approvals or (None,) * len(ask)
+    for i, decision, preview, record in zip(
+        ask, answer.decisions, answer.previews, records, strict=True
+    ):
         shown[gated[i].id] = preview
         if decision is None:
             waiting.append(dataclasses.replace(gated[i], preview=preview))
         else:
             decisions[gated[i].id] = decision
+            if record is not None:
+                turn.approvals[gated[i].id] = record
     return tuple(waiting)
 
 
@@ -420,7 +538,7 @@ def _model_request(
 ) -> ModelRequest:
     """What the model is sent; ``answer_only`` narrows its choice to the final answer (the
     grammar to ``finish``/the answer line, native tools to ``finish``)."""
-    setup, specs, grammar = run.setup, run.specs, run.setup.grammar
+    setup, specs, grammar = run.setup, run.tool_specs(), run.setup.grammar
     if answer_only:
         specs = [spec for spec in specs or () if spec.name == "finish"] or specs
         grammar = setup.answer_grammar or grammar
@@ -441,6 +559,15 @@ def _done(run: _Run, steps: list[Step], *, checkpoint: bool) -> StepsDone:
     for step in steps:
         run.steps += 1
         run.usage = run.usage.plus(step)
+    run.context.note(steps)
     if not checkpoint:  # the run ends on a failed model call: nothing to continue from
         return StepsDone(tuple(steps), run.usage, None)
-    return StepsDone(tuple(steps), run.usage, run.messages, len(run.messages), run.elapsed())
+    return StepsDone(
+        tuple(steps),
+        run.usage,
+        run.messages,
+        len(run.messages),
+        run.elapsed(),
+        tuple(run.context.compactions),
+        run.context.window,
+    )

@@ -13,6 +13,7 @@ config through the very same code:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import secrets
 import time
@@ -21,16 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tao.errors import ConfigError, ResumeError, StateError
+from tao.errors import ConfigError, ResumeError, StateError, UnknownSettingError
 from tao.models import Message, Model, load_model
+from tao.models.fallback import with_fallbacks
 from tao.models.pricing import cost_known
+from tao.models.window import counter_of, estimate, window_of
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
 from tao.run.exchange import LoopSetup
 from tao.run.output import OutputSpec, schema_of
+from tao.run.policies import policy_named
 from tao.state.budget import Usage
-from tao.state.config import Checkpoint, Decision, RunConfig
+from tao.state.config import COMPACTIONS, Approval, Checkpoint, Decision, RunConfig
 from tao.state.result import RunResult, Status
+from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
@@ -39,12 +44,24 @@ if TYPE_CHECKING:
     from tao.store.heartbeat import RunLease
 
 #: Settings that name a folder or file: stored absolute, so a resume elsewhere finds them.
-_PATH_SETTINGS = ("project", "corpus")
+_PATH_SETTINGS = path_settings(RunConfig)
+#: What ``Agent(**settings)`` takes: RunConfig's fields but the Agent's own first two
+#: arguments, and ``output_type`` (recorded as ``output_schema``).
+KEYWORDS = frozenset(f.name for f in dataclasses.fields(RunConfig)) - {"model", "tools"} | {
+    "output_type"
+}
 
 
 def finish(answer: str) -> str:
     """Finish the task with your answer."""
     return answer
+
+
+def recall(step: int) -> str:
+    """Show again the full observation of an earlier step that was compacted."""
+    # The loop answers recall from the run's own record (tao.run.compaction.recalled);
+    # this body runs only if a caller invokes the tool outside a run.
+    return f"Error: recall[{step}] works only inside a run"
 
 
 def new_run_id() -> str:
@@ -63,28 +80,49 @@ class Built:
     """What ``result.output`` is made as: the Python type given, else plain JSON."""
 
 
+#: The model of an agent: a spec, a backend, or a list that falls back in order.
+Models = str | Model | Sequence[str | Model]
+
+
 def make_config(
-    model: str | Model | None,
+    model: Models | None,
     tools: Sequence[str | Tool | Callable[..., object]] | None,
     config: RunConfig | None,
     settings: Mapping[str, object],
 ) -> RunConfig:
-    """One RunConfig from the agent's arguments: explicit ones win over ``config``."""
+    """One RunConfig from the agent's arguments: explicit ones win over ``config``.
+
+    A keyword that names no setting is refused here, when the agent is made, with the
+    nearest name (:class:`UnknownSettingError`), never ignored until a run reads it."""
+    for key in settings:
+        if key not in KEYWORDS:
+            raise _unknown(key)
     changes = {key: _setting(key, value) for key, value in settings.items()}
     if "output_type" in changes:  # a Python type is recorded as its JSON Schema
         output_type = changes.pop("output_type")
         changes["output_schema"] = None if output_type is None else schema_of(output_type)
-    if isinstance(model, str):
+    if isinstance(model, (list, tuple)):  # fallback models: the first, then the others
+        if not model:
+            raise ConfigError("no model: the list of models is empty")
+        named = [m for m in model if isinstance(m, str)]
+        rebuildable = len(named) == len(model)
+        changes["model"] = model[0] if rebuildable else None
+        changes["fallback_models"] = tuple(named[1:]) if rebuildable else ()
+    elif isinstance(model, str):
         changes["model"] = model
     elif model is not None:
         changes["model"] = None  # an object: recorded runs cannot rebuild it by name
     if tools is not None:
         specs = [tools] if isinstance(tools, str) else list(tools)
         changes["tools"] = tuple(t if isinstance(t, str) else None for t in specs)
-    try:
-        return (config or RunConfig()).replace(**changes)
-    except TypeError as error:
-        raise ConfigError(f"unknown setting: {error}") from None
+    return (config or RunConfig()).replace(**changes)
+
+
+def _unknown(key: str) -> UnknownSettingError:
+    close = difflib.get_close_matches(key, sorted(KEYWORDS), n=1)
+    known = ", ".join(sorted(KEYWORDS))
+    hint = f"; did you mean {close[0]!r}?" if close else f"; the settings are {known}"
+    return UnknownSettingError(f"unknown setting {key!r}{hint}")
 
 
 def _setting(key: str, value: object) -> object:
@@ -94,7 +132,7 @@ def _setting(key: str, value: object) -> object:
 
 
 def build_setup(
-    model: str | Model | None,
+    model: Models | None,
     tools: Sequence[str | Tool | Callable[..., object]] | None,
     config: RunConfig | None,
     settings: Mapping[str, object],
@@ -112,10 +150,7 @@ def build_setup(
     from tao.tools.registry import resolve_tools
 
     config = make_config(model, tools, config, settings)
-    given = model if model is not None and not isinstance(model, str) else None
-    if given is None and config.model is None:
-        raise ConfigError("no model: give a model spec or a model object")
-    backend = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    backend = _backend(model, config, api_key)
     if config.max_cost_usd is not None and not cost_known(backend):
         raise ConfigError(
             f"a cost limit (--max-cost / max_cost_usd) cannot be kept with {backend.name}: "
@@ -131,8 +166,25 @@ def build_setup(
         specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
     )
     named = {tool.name: tool for tool in resolved}
+    if named and config.compaction != "none" and "recall" not in named:
+        named["recall"] = make_tool(recall, trusted_output=True)  # fenced by the loop
     named["finish"] = make_tool(finish)
     return Built(config, backend, _loop_setup(config, backend, named), settings.get("output_type"))
+
+
+def _backend(model: Models | None, config: RunConfig, api_key: str | None) -> Model:
+    """The model the run asks: one, or several that fall back in order. ``base_url`` and
+    ``api_key`` go to the first; each fallback reaches its provider as its spec and
+    environment say (``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``...)."""
+    if isinstance(model, (list, tuple)):
+        loaded = [load_model(m, base_url=config.base_url, api_key=api_key) for m in model[:1]]
+        loaded += [load_model(m) for m in model[1:]]
+        return with_fallbacks(loaded[0], loaded[1:])
+    given = model if model is not None and not isinstance(model, (str, Sequence)) else None
+    if given is None and config.model is None:
+        raise ConfigError("no model: give a model spec or a model object")
+    primary = load_model(given or str(config.model), base_url=config.base_url, api_key=api_key)
+    return with_fallbacks(primary, [load_model(spec) for spec in config.fallback_models])
 
 
 def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> LoopSetup:
@@ -159,10 +211,12 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         system = config.system_prompt
     elif protocol == "native":
         system = prompts.native_system_prompt(labels)
-    else:
-        system = prompts.system_prompt(labels, list(tools.values()))
+    else:  # recall is not announced: the stubs that need it say how to call it
+        system = prompts.system_prompt(labels, [t for n, t in tools.items() if n != "recall"])
     if output is not None:
         system += "\n" + output.hint()
+    if config.compaction not in COMPACTIONS:
+        policy_named(config.compaction)  # a policy that cannot load fails here, not mid-run
     return LoopSetup(
         config=config,
         labels=labels,
@@ -173,6 +227,8 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         answer_grammar=answer_grammar,
         send_stop=model.supports_stop,
         output=output,
+        window=window_of(model, config.context_window),
+        count=counter_of(model) if counter_of(model) is not estimate else None,
     )
 
 
@@ -301,8 +357,10 @@ def _reopened(
     lease: RunLease | None,
 ) -> Start:
     run_id = result.run_id
-    if checkpoint is None and result.status is Status.INTERRUPTED and not result.steps:
-        result.status = Status.RUNNING  # killed before its first checkpoint: start it over
+    fresh = result.status in (Status.INTERRUPTED, Status.QUEUED) and not result.steps
+    if checkpoint is None and fresh:
+        # killed before its first checkpoint, or submitted and never started: start it now
+        result.status = Status.RUNNING
         return Start(result, None, lease=lease)
     if not result.status.resumable or checkpoint is None:
         reason = f": {result.stop_reason}" if result.stop_reason else ""
@@ -311,7 +369,9 @@ def _reopened(
         )
     if approve is not None and checkpoint.pending:
         decisions = {**checkpoint.decisions, **{p.id: approve for p in checkpoint.pending}}
-        checkpoint = _with_decisions(checkpoint, decisions)
+        record = Approval.taken(approve, "python")  # agent.resume(run_id, approve=...)
+        approvals = {**checkpoint.approvals, **{p.id: record for p in checkpoint.pending}}
+        checkpoint = dataclasses.replace(checkpoint, decisions=decisions, approvals=approvals)
     result.status, result.error, result.pending = Status.RUNNING, None, None
     if checkpoint.step is not None:
         _redo_turn(result, checkpoint.step)
@@ -334,7 +394,3 @@ def _load(store: Store, run_id: str) -> Checkpoint | None:
         return store.load_state(run_id)
     except StateError as error:
         raise ResumeError(f"run {run_id} cannot be resumed: {error}") from None
-
-
-def _with_decisions(checkpoint: Checkpoint, decisions: Mapping[str, Decision]) -> Checkpoint:
-    return dataclasses.replace(checkpoint, decisions=dict(decisions))

@@ -18,7 +18,8 @@ from tao.protocol.text import FINISH, Action, FinalAnswer, ParseFailure, cut_at_
 from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.run.repeats import Earlier
 from tao.state.calls import Call, Outcome
-from tao.state.config import Completed, Decision
+from tao.state.compaction import Compaction
+from tao.state.config import Approval, Completed, Decision
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Step, StepKind
 
@@ -164,6 +165,8 @@ class Turn:
     answer: ModelAnswer
     decisions: dict[str, Decision] = field(default_factory=dict)
     """Decisions taken, by PendingCall id."""
+    approvals: dict[str, Approval] = field(default_factory=dict)
+    """Who took them, when and from where, by PendingCall id (kept on the steps)."""
     shown: dict[str, str | None] = field(default_factory=dict)
     """What the person deciding was shown for each call, by PendingCall id."""
     executing: bool = False
@@ -176,6 +179,8 @@ class Turn:
     """Tool calls of the reply refused over ``max_calls_per_reply`` (not run, not kept)."""
     forced: str | None = None
     """Why this reply could only be the final answer, if it was made to be."""
+    compactions: tuple[Compaction, ...] = ()
+    """Compactions made for this reply's request (the trace shows them on its step)."""
 
 
 def action_step(
@@ -185,8 +190,9 @@ def action_step(
     call: Call,
     outcome: Outcome,
     earlier: Earlier | None,
+    approval: Approval | None = None,
 ) -> Step:
-    return make_step(
+    step = make_step(
         turn,
         outcome.kind,
         thought,
@@ -197,6 +203,16 @@ def action_step(
         argument=call.argument,
         observation=outcome.observation,
         repeat_of=earlier.step if earlier else None,
+        approval=approval,
+    )
+    child = outcome.child
+    if child is None:
+        return step
+    return step.replace(
+        child_run=child.run_id,
+        child_input_tokens=child.input_tokens,
+        child_output_tokens=child.output_tokens,
+        child_cost_usd=child.cost_usd,
     )
 
 
@@ -212,6 +228,7 @@ def make_step(
     arguments: JSONObject | None = None,
     observation: str | None = None,
     repeat_of: int | None = None,
+    approval: Approval | None = None,
 ) -> Step:
     """A step for one reply; parallel calls after the first carry no thought, tokens or model
     time (the reply is counted once)."""
@@ -234,8 +251,12 @@ def make_step(
         output_tokens=reply.output_tokens if first else 0,
         evaluated_tokens=reply.evaluated_tokens if first else None,
         cost_usd=reply.cost_usd if first or reply.cost_usd is None else 0.0,
+        model=reply.model,
+        model_failures=list(reply.failures) if first else [],
         call_index=position,
         repeat_of=repeat_of,
+        compactions=turn.compactions if first else (),
+        approval=approval,
     )
 
 

@@ -7,7 +7,8 @@ instead. With ``--sandbox require`` (``TAO_SANDBOX=require``) the run does not s
 
 from __future__ import annotations
 
-from tao.sandbox.probe import MODE_ENV, SandboxUnavailable, availability, mode
+from tao.sandbox.probe import SandboxUnavailable, availability, mode
+from tao.sandbox.settings import MODE_ENV
 
 
 def startup_notice(children: list[str]) -> str | None:

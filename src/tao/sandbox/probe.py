@@ -19,15 +19,10 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 
 from tao.errors import ConfigError
 from tao.sandbox.command import NotConfinable, confine, tool
-from tao.sandbox.settings import Sandbox
-
-MODE_ENV = "TAO_SANDBOX"
-Mode = Literal["auto", "require", "off"]
-MODES: tuple[Mode, ...] = ("auto", "require", "off")
+from tao.sandbox.settings import MODE_ENV, MODES, Mode, ProcessSettings, Sandbox
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +40,7 @@ class SandboxUnavailable(ConfigError):
 def mode() -> Mode:
     """``$TAO_SANDBOX``; unset or empty: ``auto``. A value that is none of the three is an
     error, never read as ``off``."""
-    value = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
+    value = os.environ.get(MODE_ENV, "").strip().lower() or ProcessSettings().sandbox
     if value not in MODES:
         raise ConfigError(f"{MODE_ENV}={value!r}: choose auto, require or off")
     return value

@@ -1,9 +1,11 @@
 """What a sandboxed child may do: network, environment names, writable folders, limits (SPEC S10).
 
-These are a person's settings (``--pass-env``, ``--allow-net``, a Python caller's
-``Sandbox(...)``), never the model's: nothing the model writes reaches them. They
+These are a person's settings (``--pass-env``, ``--allow-net``, ``--sandbox``, a Python
+caller's ``Sandbox(...)``), never the model's: nothing the model writes reaches them. They
 are plain data so a run's config can record them and ``tao resume`` rebuild them;
 ``pass_env`` holds variable *names* only, so no value is ever written to the run log.
+What happens where no sandbox can be made is the process's choice, not a run's
+(:class:`ProcessSettings`, ``$TAO_SANDBOX``).
 
     Sandbox(network=False, pass_env=("DATABASE_URL",), writable=(Path("out"),))
 """
@@ -13,9 +15,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
+
+from tao.state.setting import Setting, refuse_bad, setting
 
 #: A variable name a person may pass through: a shell identifier, nothing that could be an option.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: The variable that chooses the sandbox mode of the process (:func:`tao.sandbox.probe.mode`).
+MODE_ENV = "TAO_SANDBOX"
+Mode = Literal["auto", "require", "off"]
+MODES: tuple[Mode, ...] = get_args(Mode)
 
 GIB = 1024**3
 MIB = 1024**2
@@ -82,3 +92,30 @@ class Sandbox:
         for folder in self.writable:
             if not isinstance(folder, Path) or not folder.is_absolute():
                 raise ValueError(f"a writable folder must be an absolute Path, not {folder!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessSettings:
+    """Settings of the whole tao process, not of one run, declared as run settings are
+    (:mod:`tao.state.setting`): ``tao run`` derives its option from the field. The command
+    sets ``$TAO_SANDBOX`` from it for its own process, so every part of tao (the approval
+    gate, the tools that start children) reads one answer; nothing records it, and each
+    process (a ``tao resume`` included) reads its own environment."""
+
+    sandbox: Mode = setting(
+        "auto",
+        Setting(
+            flag="--sandbox",
+            envvar=MODE_ENV,
+            choices=MODES,
+            any_case=True,
+            recorded=False,
+            help="Confine child processes with bubblewrap: auto (where possible, else say so "
+            "and ask before each test run), require (refuse to run without it), off.",
+        ),
+    )
+    """``auto``: confine where possible, else say so and ask before each test run;
+    ``require``: refuse to start a child unconfined; ``off``: never confine (SPEC S10)."""
+
+    def __post_init__(self) -> None:
+        refuse_bad(self)

@@ -2,6 +2,7 @@
 
     GET  /v1/models, /v1/models/ID, /health
     POST /v1/chat/completions          (``stream: true`` answers text/event-stream)
+    POST /v1/runs, GET /v1/runs/ID     (with ``queue``: runs for a queue of workers)
 
 Every request passes :class:`tao.server.guard.Guard` first (loopback Host, same-origin or
 JSON-only state changes, bounded bodies); every failure is answered in OpenAI's JSON error
@@ -123,10 +124,12 @@ def make_app(
     max_waiting: int = 8,
     chat: ChatServer | None = None,
     body_timeout: float = 15.0,
+    queue: str | None = None,
 ) -> Starlette:
     """The ASGI app serving ``model``; ``host`` is the address bound (its name is answered),
     ``max_waiting`` the requests that may wait for the model, ``body_timeout`` the seconds
-    a client has to send its request body."""
+    a client has to send its request body; ``queue``: also take agent runs for that queue
+    of workers (:mod:`tao.server.runs_api`)."""
     api = _Api(chat or ChatServer(model), max_waiting)
     routes = [
         Route(path, api.models, methods=["GET"]) for path in ("/v1/models", "/models")
@@ -139,6 +142,14 @@ def make_app(
         Route(path, api.completions, methods=["POST"])
         for path in ("/v1/chat/completions", "/chat/completions")
     ]  # fmt: skip
+    if queue is not None:
+        from tao.server.runs_api import RunsApi
+
+        runs = RunsApi(queue)
+        routes += [
+            Route("/v1/runs", runs.submit, methods=["POST"]),
+            Route("/v1/runs/{run_id}", runs.show, methods=["GET"]),
+        ]
     policy = Policy(
         names=allowed_names(host),
         max_body=MAX_BODY_BYTES,
@@ -157,12 +168,12 @@ def make_app(
 
 def serve_forever(
     model: Model, host: str = "127.0.0.1", port: int = 8000, *, quiet: bool = False,
-    max_waiting: int = 8,
+    max_waiting: int = 8, queue: str | None = None,
 ) -> None:  # fmt: skip
     """Serve until interrupted, printing the base URL once it listens."""
     sock = bind(host, port)
     print(f"tao serve: {model.name} at {url_of(sock)}/v1", flush=True)
-    app = make_app(model, host=host, max_waiting=max_waiting)
+    app = make_app(model, host=host, max_waiting=max_waiting, queue=queue)
     try:
         serve(app, sock, quiet=quiet)
     except KeyboardInterrupt:

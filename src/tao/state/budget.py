@@ -1,8 +1,9 @@
 """The limits every run has (SPEC L5): steps, wall-clock seconds, tokens; money if set.
 
 Running out is a status (``max_steps``, with a ``stop_reason`` naming the limit),
-never an exception. Defaults are small on purpose: the ReAct paper used 7 steps
-for HotpotQA and 5 for FEVER.
+never an exception. The limits' defaults and ranges are RunConfig's fields
+(:mod:`tao.state.config`), small on purpose: the ReAct paper used 7 steps for
+HotpotQA and 5 for FEVER.
 """
 
 from __future__ import annotations
@@ -12,8 +13,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from tao.state import codec, migrations
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
+
+
+@frozen
+class ChildRun:
+    """The run an agent-as-tool call started (``Agent.as_tool``) and what it spent, which
+    the parent's usage counts as its own."""
+
+    run_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: ``None``: unknown (a model with no price), which makes the parent's total unknown.
+    cost_usd: float | None = 0.0
 
 
 class Metered(Protocol):
@@ -33,6 +47,11 @@ class Metered(Protocol):
     def evaluated_tokens(self) -> int | None: ...
     @property
     def cost_usd(self) -> float | None: ...
+    @property
+    def child(self) -> ChildRun | None:
+        """The run an agent-as-tool call started, with what it spent."""
+        ...
+
     @property
     def billed(self) -> bool:
         """Whether the provider bills this call (a failed call is not billed)."""
@@ -55,53 +74,61 @@ class Usage:
     cost_usd: float | None = 0.0
 
     def plus(self, step: Metered) -> Usage:
-        """These totals with ``step`` counted (a parallel call of a counted reply adds nothing)."""
+        """These totals with ``step`` counted (a parallel call of a counted reply adds only
+        what the child run it started spent, if it started one)."""
+        child = self._child(step.child)
         if step.call_index:
-            return self
-        evaluated = self.evaluated_tokens
+            return child
+        evaluated = child.evaluated_tokens
         if step.evaluated_tokens is not None:
             evaluated = (evaluated or 0) + step.evaluated_tokens
-        cost = self.cost_usd
+        cost = child.cost_usd
         if step.billed:
             cost = None if cost is None or step.cost_usd is None else cost + step.cost_usd
         return Usage(
-            model_calls=self.model_calls + 1,
-            input_tokens=self.input_tokens + step.input_tokens,
-            output_tokens=self.output_tokens + step.output_tokens,
+            model_calls=child.model_calls + 1,
+            input_tokens=child.input_tokens + step.input_tokens,
+            output_tokens=child.output_tokens + step.output_tokens,
             evaluated_tokens=evaluated,
             cost_usd=cost,
         )
 
-    def to_dict(self) -> JSONObject:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def _child(self, child: ChildRun | None) -> Usage:
+        """These totals with what an agent-as-tool run spent, if a step started one: its
+        tokens and cost, not its model calls (the parent's step budget counts its own)."""
+        if child is None:
+            return self
+        cost = self.cost_usd
+        cost = None if cost is None or child.cost_usd is None else cost + child.cost_usd
+        return dataclasses.replace(
+            self,
+            input_tokens=self.input_tokens + child.input_tokens,
+            output_tokens=self.output_tokens + child.output_tokens,
+            cost_usd=cost,
+        )
+
+    def to_json(self) -> JSONObject:
+        return codec.encode(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> Usage:
-        """Read :meth:`to_dict`'s JSON; one written before costs were kept has an unknown cost."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        values.setdefault("cost_usd", None)
-        return cls(**values)  # type: ignore[arg-type]
+    def from_json(cls, data: Mapping[str, JSON]) -> Usage:
+        """Read :meth:`to_json`'s JSON; one written before costs were kept has an unknown cost
+        (:data:`tao.state.migrations.USAGE_MISSING`); a wrong shape is a ``ValueError``."""
+        return codec.decode(cls, dict(data), "usage")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
-    """Limits of one run; ``Budget(max_steps=5)`` is the paper's FEVER setting."""
+    """Limits of one run, made by :meth:`tao.state.config.RunConfig.budget` from its fields
+    of the same names: their defaults and ranges are declared there, once, and checked
+    when the RunConfig is made."""
 
-    max_steps: int = 8
-    max_seconds: float = 300.0
-    max_tokens: int = 100_000
-    max_cost_usd: float | None = None
+    max_steps: int
+    max_seconds: float
+    max_tokens: int
+    max_cost_usd: float | None
     """US dollars; ``None``: no money limit. Checked before each model call, like tokens,
     so the call that crosses it is the last one."""
-
-    def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        if self.max_seconds <= 0 or self.max_tokens <= 0:
-            raise ValueError("max_seconds and max_tokens must be positive")
-        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
-            raise ValueError("max_cost_usd must be positive")
 
     def exhausted(self, steps_taken: int, elapsed_s: float, usage: Usage) -> str | None:
         """Which limit is spent, as a sentence for the trace, or ``None`` to go on.
@@ -139,3 +166,6 @@ class Budget:
 def _usd(amount: float) -> str:
     """``$0.5``, ``$0.000023``: dollars to the millionth, without trailing zeros."""
     return "$" + f"{amount:.6f}".rstrip("0").rstrip(".")
+
+
+codec.shape(Usage, missing=migrations.USAGE_MISSING)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from tao.state.budget import ChildRun
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
 from tao.state.status import StepKind
@@ -49,3 +50,5 @@ class Outcome:
     duration_s: float = 0.0
     #: The tool whose output this is, when that output is untrusted data (SPEC S4).
     source: str | None = None
+    #: The child run the call started, when its tool is an agent.
+    child: ChildRun | None = None

@@ -2,13 +2,12 @@
 
 These cross module boundaries (agent, loop, run log, CLI, web page), so each is a
 frozen dataclass with a docstring per field; JSON appears only at the run log's
-edge, through ``to_json``/``from_json``. A record written by an older tao is
-migrated on the way in (``Checkpoint.from_json``), never misread.
+edge, through ``to_json``/``from_json`` (both :mod:`tao.state.codec`, which the
+``codec.shape`` calls below tune). A record written by an older tao is upgraded on the
+way in (:mod:`tao.state.migrations`), never misread.
 
-Checkpoint versions: 0 (tao 0.1: decisions by position), 1 (ids, ``executing``), 2 (the
-journal's second half, ``completed``, and ``PendingCall.interrupted``; a v1 checkpoint
-has no completion records, so a v1 turn that was ``executing`` puts every approved call
-with side effects back to a person, SPEC R1).
+Checkpoint fields added later (``approvals``, ``refused_calls``, ``compactions``,
+``window``) are left out while empty, so older records read back unchanged.
 
     config = RunConfig(model="local", tools=("calc",), max_steps=5)
     agent = Agent(config=config)
@@ -17,27 +16,46 @@ with side effects back to a person, SPEC R1).
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import hashlib
-import re
+import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Self, cast
+from typing import TYPE_CHECKING, Literal, Self, TypedDict, TypeVar, get_args
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
-from tao.state.budget import Budget
+from tao.paths import TRUST_PROJECT_POLICY_ENV
+from tao.protocol.labels import LABELS
+from tao.state import codec, migrations
+from tao.state.compaction import Compaction
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
+from tao.state.setting import Setting, Variant, refuse_bad, setting, settings_of, unrecorded
 
+if TYPE_CHECKING:
+    from tao.state.budget import Budget
+
+T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
 #: A person's decision on a waiting call: run it, refuse it, or refuse it with a reason.
 Decision = bool | str
+#: Where a decision was taken: ``tao run``'s prompt or ``tao runs approve|deny`` (cli), the
+#: web page's form (web), its JSON endpoint (api), a policy rule (policy), Python code (python).
+Via = Literal["cli", "web", "api", "policy", "python"]
 
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = migrations.CHECKPOINT_VERSION
 #: Children that ``RunConfig.network`` may let reach the network.
 NETWORK_KINDS = ("tests", "mcp")
+#: The built-in compaction policies (tao.run.compaction); ``module:attribute`` names another.
+COMPACTIONS = ("elide", "summarize", "none")
 #: A variable name ``pass_env`` accepts (the sandbox's own rule, repeated to keep this light).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+#: A setting ``tao eval`` shows exactly as ``tao run`` does.
+SAME = Variant()
+#: What ``compaction`` takes: a built-in policy, or ``module:attribute`` naming your own.
+COMPACTION = rf"(?:{'|'.join(COMPACTIONS)}|[^:]+:.+)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,130 +73,346 @@ class EvalTag:
     """The prompting strategy (``react``, ``cot-sc``…)."""
 
     def to_json(self) -> JSONObject:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> EvalTag:
         """Read a stored tag; a wrong shape is a :class:`StateError`."""
-        if not isinstance(data, dict):
-            raise StateError(f"stored config: eval_tag must be an object, not {data!r}")
-        values = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
-        if not all(isinstance(values[n], str) for n in ("benchmark", "question_id", "gold")) or (
-            not isinstance(values["strategy"], str | None)
-        ):
-            raise StateError(f"stored config: eval_tag has missing or mistyped fields: {data!r}")
-        return cls(**values)  # type: ignore[arg-type]
+        return _stored(cls, data, "stored config", "eval_tag")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunConfig:
     """Every setting of a run, in one place; the run log records it, resume and eval rebuild it.
 
+    Each field is the one declaration of its setting (:func:`~tao.state.setting.setting`):
+    its default, range or choices, and command-line flag and help, from which RunConfig's
+    checks, the options of ``tao run`` and ``tao eval`` and the :class:`Budget` are derived.
     Only data lives here (JSON-able); live objects (a model instance, Python tools, an
     approver, a store) are given to :class:`tao.Agent` beside it.
     """
 
-    model: str | None = "local"
+    model: str | None = setting(
+        "local",
+        Setting(flag="--model", short="-m", envvar="TAO_MODEL", help="{model_forms}", eval=SAME),
+    )
     """The model spec (``local``, ``openai:MODEL``…); ``None`` when a model object was given."""
-    tools: tuple[str | None, ...] = ()
+    fallback_models: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--fallback-model",
+            repeatable=True,
+            metavar="SPEC",
+            help="A model that takes a request the model could not answer (no connection, a "
+            "timeout, 429/5xx after retries, an unknown model); repeat for more, tried in "
+            "order. Each reaches its provider as its environment says.",
+        ),
+    )
+    """Model specs that take a request the model could not answer (no connection, a
+    timeout, 429/5xx after retries, an unknown model), in order (``--fallback-model``)."""
+    tools: tuple[str | None, ...] = setting(
+        (),
+        Setting(
+            flag="--tools",
+            short="-t",
+            kind="list",
+            repeatable=True,
+            help="Tool sets, comma-separated: {tool_sets}, or a plugin's (tao plugins).",
+        ),
+    )
     """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""
-    lang: str = "en"
+    lang: str = setting(
+        "en",
+        Setting(
+            flag="--lang",
+            choices=tuple(sorted(LABELS)),
+            help="Label language of the text protocol.",
+        ),
+    )
     """Label language of the text protocol (SPEC L8): en, tr, ar, ja, sv."""
-    max_steps: int = 8
+    max_steps: int = setting(
+        8,
+        Setting(
+            flag="--max-steps",
+            minimum=1,
+            help="Model replies at most.",
+            eval=Variant(help="Default: 7 HotpotQA, 5 FEVER.", no_default=True),
+        ),
+    )
     """Model replies at most (SPEC L5); parallel calls of one reply are one step."""
-    max_seconds: float = 300.0
+    max_seconds: float = setting(
+        300.0,
+        Setting(
+            flag="--max-seconds",
+            above=0,
+            help="Wall-clock limit.",
+            eval=Variant(help="Wall-clock limit of each agent run.", minimum=1),
+        ),
+    )
     """Wall-clock limit of the run (SPEC L5)."""
-    max_tokens: int = 100_000
+    max_tokens: int = setting(
+        100_000, Setting(flag="--max-tokens", minimum=1, help="Total token limit of the run.")
+    )
     """Input plus output tokens over the run (SPEC L5)."""
-    max_cost_usd: float | None = None
+    max_cost_usd: float | None = setting(
+        None,
+        Setting(
+            flag="--max-cost",
+            above=0,
+            metavar="USD",
+            help="Money limit of the run in US dollars; needs a model with a known price.",
+        ),
+    )
     """Money limit of the run in US dollars (``--max-cost``); ``None``: no limit. Needs a
     model whose price is known (:mod:`tao.models.pricing`), or the run is refused at its start."""
-    max_reply_tokens: int = 512
+    max_reply_tokens: int = setting(
+        512,
+        Setting(
+            flag="--max-reply-tokens",
+            minimum=1,
+            help="Tokens per model reply.",
+            run=False,
+            eval=Variant(minimum=16),
+        ),
+    )
     """The longest one model reply may be."""
-    max_repeats: int = 2
+    max_repeats: int = setting(
+        2,
+        Setting(
+            flag="--max-repeats", minimum=0, help="Identical calls allowed before the run ends."
+        ),
+    )
     """Identical calls allowed in a run before it ends (SPEC L12)."""
-    max_calls_per_reply: int = 16
+    max_calls_per_reply: int = setting(
+        16,
+        Setting(
+            flag="--max-calls-per-reply",
+            minimum=1,
+            help="Tool calls of one model reply that run; the rest are refused in one observation.",
+        ),
+    )
     """Tool calls of one model reply that run (native parallel calls); the rest are refused
     as one observation, so a reply of thousands of calls costs no more than a few (S4, L4)."""
-    protocol: Protocol = "auto"
+    protocol: Protocol = setting(
+        "auto",
+        Setting(
+            flag="--protocol",
+            choices=get_args(Protocol),
+            help="native tool calling where the backend has it, else text.",
+        ),
+    )
     """``text`` (Thought/Action labels), ``native`` (tool calling), or ``auto`` by backend."""
-    temperature: float = 0.0
+    temperature: float = setting(0.0, Setting(flag="--temperature", help="Sampling temperature."))
     """Sampling temperature of every model call."""
-    grammar: bool = True
+    grammar: bool = setting(
+        True,
+        Setting(
+            flag="--no-grammar",
+            help="Do not constrain local decoding to the format.",
+            eval=Variant(help="Do not constrain ReAct decoding."),
+        ),
+    )
     """Constrain decoding with a GBNF grammar where the backend can (the embedded model)."""
-    project: str | None = None
+    project: str | None = setting(
+        None,
+        Setting(
+            flag="--project",
+            kind="folder",
+            command_default=".",
+            help="Folder the file, write and test tools are confined to.",
+        ),
+    )
     """The folder file and test tools are confined to (an absolute path)."""
-    corpus: str | None = None
+    corpus: str | None = setting(
+        None,
+        Setting(
+            flag="--corpus",
+            kind="file",
+            help="JSONL corpus (title, text) for the wiki tools.",
+            eval=Variant(help="Wiki corpus JSONL for search/lookup; default: the data folder's."),
+        ),
+    )
     """The local Wikipedia JSONL for the wiki tools (an absolute path)."""
-    base_url: str | None = None
+    base_url: str | None = setting(
+        None,
+        Setting(
+            flag="--base-url",
+            envvar="OPENAI_BASE_URL",
+            help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+            eval=SAME,
+        ),
+    )
     """An OpenAI-compatible server's URL, for ``openai:`` specs."""
-    system_prompt: str | None = None
+    system_prompt: str | None = setting(None)
     """Replaces the built-in system prompt (the paper's benchmarks use this)."""
-    numbered: bool = False
+    numbered: bool = setting(False)
     """The paper's numbered labels (``Thought 3:``, ``Observation 3:``)."""
-    task_label: str | None = None
+    task_label: str | None = setting(None)
     """How the task is introduced (``Question``, ``Claim``); default: the language's."""
-    fence_untrusted: bool = True
+    fence_untrusted: bool = setting(True)
     """Fence tool output read from the world as untrusted data (SPEC S4)."""
-    output_schema: JSONObject | None = None
+    output_schema: JSONObject | None = setting(
+        None,
+        Setting(
+            flag="--output-schema",
+            kind="schema",
+            help="JSON Schema file the final answer must match (printed as JSON).",
+        ),
+    )
     """The JSON Schema a final answer must match (SPEC L13); ``None``: any text."""
-    eval_tag: EvalTag | None = None
+    eval_tag: EvalTag | None = setting(None)
     """The benchmark question an eval's run answers; ``None`` outside ``tao eval``."""
-    pass_env: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--pass-env",
+            repeatable=True,
+            metavar="NAME",
+            pattern=ENV_NAME,
+            pattern_says="a variable name (give NAME, not NAME=value)",
+            help="Also give sandboxed children (pytest, MCP servers) this environment "
+            "variable of yours; repeatable. Only the name is recorded.",
+        ),
+    )
     """Names of environment variables sandboxed children also get (``--pass-env NAME``,
     SPEC S10). Names only: values are read from the environment when a child starts,
     so none is ever written to the run log."""
-    network: tuple[str, ...] = ()
+    network: tuple[str, ...] = setting(
+        (),
+        Setting(
+            flag="--allow-net",
+            repeatable=True,
+            choices=NETWORK_KINDS,
+            help="Let these sandboxed children use the network (default: none); repeatable.",
+        ),
+    )
     """Which children may use the network (``--allow-net tests|mcp``); default: none."""
+    context_window: int | None = setting(
+        None,
+        Setting(
+            flag="--context-window",
+            minimum=256,
+            metavar="TOKENS",
+            help="Tokens the model's context holds [default: the backend's, else learned "
+            "from its first refusal for size].",
+            eval=Variant(
+                help="Tokens the model's context holds (default: the backend's, else learned)."
+            ),
+        ),
+    )
+    """Tokens the model's context holds (``--context-window``); ``None``: the backend's own
+    (the embedded model's ``n_ctx``, the table of known API models), else learned from the
+    first request the provider refuses for size (docs/long-runs.md)."""
+    compaction: str = setting(
+        "elide",
+        Setting(
+            flag="--compaction",
+            pattern=COMPACTION,
+            pattern_says=f"a policy: give {', '.join(COMPACTIONS)}, or module:attribute",
+            help="What the model is shown of older steps near the window: elide, summarize, "
+            "none, or module:attribute (docs/long-runs.md).",
+            eval=Variant(
+                help="What the model is shown of older steps near the window: elide, "
+                "summarize, none, or module:attribute."
+            ),
+        ),
+    )
+    """What the model is shown of older steps once the transcript nears the window
+    (``--compaction``): ``elide`` (stubs that the ``recall`` tool brings back), ``summarize``
+    (a recorded model call), ``none``, or ``module:attribute`` naming your own policy."""
+    trust_project_policy: bool | None = setting(
+        None,
+        Setting(
+            flag="--trust-project-policy",
+            envvar=TRUST_PROJECT_POLICY_ENV,
+            help="Accept a policy file inside the project (you wrote it yourself).",
+            recorded=False,
+            resume=True,
+        ),
+    )
+    """Accept a policy file that lies inside the project (SPEC S3): a repository must not
+    pre-approve its own calls, so only a person says it wrote the file. ``None``: as
+    ``$TAO_TRUST_PROJECT_POLICY`` says. Never recorded: a resume or a follow-up is given it
+    again, since the file may have changed (by an approved write) since the person said so."""
+    queue: str | None = setting(None)
+    """The queue of workers a submitted run goes to (``tao submit --queue``, issue 28): a
+    run paused for approval goes back to it once decided. ``None``: the process that starts
+    the run runs it."""
 
     def __post_init__(self) -> None:
-        self.budget()  # refuses limits that make no sense, with the budget's own words
-        if self.max_repeats < 0:
-            raise ValueError("max_repeats must be 0 or more")
-        if self.max_calls_per_reply < 1:
-            raise ValueError("max_calls_per_reply must be 1 or more")
-        if self.protocol not in ("auto", "text", "native"):
-            raise ValueError(f"protocol must be auto, text or native, not {self.protocol!r}")
-        if any(kind not in NETWORK_KINDS for kind in self.network):
-            raise ValueError(f"network takes {' and '.join(NETWORK_KINDS)}, not {self.network!r}")
-        if any(not ENV_NAME.fullmatch(name) for name in self.pass_env):
-            raise ValueError(f"pass_env takes variable names, not {self.pass_env!r}")
+        refuse_bad(self)  # each setting's range, choices or pattern, in its spec's words
 
     def budget(self) -> Budget:
-        """The limits of the run (SPEC L5), money included when set."""
-        return Budget(self.max_steps, self.max_seconds, self.max_tokens, self.max_cost_usd)
+        """The limits of the run (SPEC L5), money included when set: its fields of those names."""
+        # Imported here: the budget module holds Usage, which reads and writes itself
+        # through the codec, and a settings record need not stand on that to be read.
+        from tao.state.budget import Budget
+
+        return Budget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Budget)})
 
     def replace(self, **changes: object) -> RunConfig:
         """A copy with some settings changed (``config.replace(max_steps=5)``)."""
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["tools"] = list(self.tools)
-        data["pass_env"], data["network"] = list(self.pass_env), list(self.network)
-        data["eval_tag"] = self.eval_tag.to_json() if self.eval_tag is not None else None
-        return data
+        """What the run log records: every setting but those a person gives each time."""
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> RunConfig:
-        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types refused."""
-        names = {f.name: f for f in dataclasses.fields(cls)}
-        values: dict[str, object] = {k: v for k, v in data.items() if k in names}
-        tools = data.get("tools", [])
-        if not isinstance(tools, list):
-            raise StateError(f"stored config: tools must be a list, not {tools!r}")
-        values["tools"] = tuple(t if isinstance(t, str) else None for t in tools)
-        for name in ("pass_env", "network"):
-            listed = data.get(name, [])
-            if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
-                raise StateError(f"stored config: {name} must be a list of names, not {listed!r}")
-            values[name] = tuple(listed)
-        tag = data.get("eval_tag")
-        values["eval_tag"] = None if tag is None else EvalTag.from_json(tag)
-        try:
-            return cls(**values)  # type: ignore[arg-type]
-        except (TypeError, ValueError) as error:
-            raise StateError(f"stored config is not valid: {error}") from None
+        """Rebuild from the run log; unknown keys (a newer tao's) are ignored, bad types
+        refused, and a setting that is never recorded is not read back from one."""
+        never = unrecorded(cls)
+        return _stored(cls, {k: v for k, v in data.items() if k not in never}, "stored config")
+
+
+#: A setting that is never recorded is no key of the stored config (see Setting.recorded).
+codec.shape(
+    RunConfig,
+    keys=tuple(f.name for f, _ in settings_of(RunConfig) if f.name not in unrecorded(RunConfig)),
+)
+
+
+class Settings(TypedDict, total=False):
+    """RunConfig's settings as keywords of :class:`tao.Agent` (PEP 692), so a type checker
+    checks ``Agent(..., max_steps=5)`` and a misspelled one fails at construction.
+
+    Not a second declaration: the names and types are RunConfig's, which
+    ``tests/test_settings.py`` checks (it prints the line to add for a new field); only
+    ``model`` and ``tools`` are left out (the Agent's own first two arguments), paths may
+    be given as :class:`os.PathLike` (stored absolute), and ``output_type`` is added.
+    """
+
+    fallback_models: tuple[str, ...]
+    lang: str
+    max_steps: int
+    max_seconds: float
+    max_tokens: int
+    max_cost_usd: float | None
+    max_reply_tokens: int
+    max_repeats: int
+    max_calls_per_reply: int
+    protocol: Protocol
+    temperature: float
+    grammar: bool
+    project: str | os.PathLike[str] | None
+    corpus: str | os.PathLike[str] | None
+    base_url: str | None
+    system_prompt: str | None
+    numbered: bool
+    task_label: str | None
+    fence_untrusted: bool
+    output_schema: JSONObject | None
+    eval_tag: EvalTag | None
+    pass_env: tuple[str, ...]
+    network: tuple[str, ...]
+    context_window: int | None
+    compaction: str
+    trust_project_policy: bool | None
+    queue: str | None
+    output_type: object
+    """What ``result.output`` is made as (a pydantic model, a dataclass, a JSON Schema);
+    recorded as its JSON Schema in ``output_schema``."""
 
 
 def call_digest(tool: str, arguments: JSONObject) -> str:
@@ -237,34 +471,75 @@ class PendingCall:
         return f"s{self.step}c{self.position}-{self.digest[:12]}"
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {"id": self.id, "digest": self.digest}
-        for name in ("step", "position", "tool", "arguments", "preview"):
-            data[name] = getattr(self, name)
-        data["effects"] = list(self.effects)
-        data["interrupted"] = self.interrupted
-        if self.reason is not None:
-            data["reason"] = self.reason
-        if self.thought is not None:
-            data["thought"] = self.thought
-        return data
+        return codec.encode(self)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, JSON], step: int = 0) -> PendingCall:
-        """Read a stored call (one written before ids existed gets them now)."""
-        arguments = data.get("arguments")
-        effects = data.get("effects") or []
-        preview, reason, thought = data.get("preview"), data.get("reason"), data.get("thought")
+    def from_json(cls, data: Mapping[str, JSON]) -> PendingCall:
+        """Read a stored call; a wrong shape is a :class:`StateError`."""
+        return _stored(cls, dict(data), "stored call")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approval:
+    """The record of one decision on a call (issue 30): who, when, from where, and why.
+
+    The :data:`Decision` alone drives the run; this says who is accountable for it. It is
+    kept in the checkpoint while the run waits, then on the step that ran (or refused) the
+    call, so ``tao runs show``, ``tao runs export`` and the web page show it for good.
+    """
+
+    approved: bool
+    by: str
+    """The OS user name (CLI, web page), the token's label (API), or the policy file."""
+    via: Via
+    at: float
+    """Unix time of the decision."""
+    reason: str | None = None
+    """The person's reason (a denial's is told to the model), or the rule that allowed it."""
+
+    @classmethod
+    def taken(cls, decision: Decision, via: Via, by: str | None = None) -> Approval:
+        """The record of ``decision`` taken now, by ``by`` (default: this OS user)."""
+        reason = decision if isinstance(decision, str) else None
+        return cls(approved=decision is True, by=by or user_name(), via=via, at=time.time(),
+                   reason=reason)  # fmt: skip
+
+    @property
+    def decision(self) -> Decision:
+        """What the loop acts on: ``True``, or ``False``/the reason for a denial."""
+        return True if self.approved else (self.reason or False)
+
+    def to_json(self) -> JSONObject:
+        return codec.encode(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Approval:
+        via, at, reason = data.get("via"), data.get("at"), data.get("reason")
         return cls(
-            step=_int(data.get("step", step)),
-            position=_int(data.get("position", 0)),
-            tool=str(data.get("tool", "")),
-            arguments=arguments if isinstance(arguments, dict) else {},
-            effects=tuple(str(e) for e in effects) if isinstance(effects, list) else (),
-            preview=preview if isinstance(preview, str) else None,
-            interrupted=data.get("interrupted") is True,
+            approved=data.get("approved") is True,
+            by=str(data.get("by") or "unknown"),
+            via=via if via in VIAS else "python",
+            at=float(at) if isinstance(at, int | float) else 0.0,
             reason=reason if isinstance(reason, str) else None,
-            thought=thought if isinstance(thought, str) else None,
         )
+
+    def describe(self) -> str:
+        """One line for people: ``approved by alice via cli at 2026-12-04 22:10:05 UTC``."""
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.at))
+        verb = "approved" if self.approved else "denied"
+        why = f": {self.reason}" if self.reason else ""
+        return f"{verb} by {self.by} via {self.via} at {when}{why}"
+
+
+VIAS: tuple[Via, ...] = ("cli", "web", "api", "policy", "python")
+
+
+def user_name() -> str:
+    """Who runs this process, as the OS names them (``unknown`` where it cannot say)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError, ImportError):
+        return "unknown"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -282,17 +557,7 @@ class Completed:
     """The tool whose output this is, when that output is untrusted data (SPEC S4)."""
 
     def to_json(self) -> JSONObject:
-        return {"observation": self.observation, "duration_s": self.duration_s,
-                "source": self.source}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, JSON]) -> Completed:
-        duration, source = data.get("duration_s"), data.get("source")
-        return cls(
-            observation=str(data["observation"]),
-            duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
-            source=source if isinstance(source, str) else None,
-        )
+        return codec.encode(self)
 
 
 @frozen(kw_only=True)
@@ -328,9 +593,16 @@ class Checkpoint:
     """By tool name, the state a person last approved for tools with a gate (SPEC S11): the
     fingerprint of the project's code ``run_tests`` may execute unasked. Taken when the run
     starts and at each approved call; a run recorded without it asks before each such call."""
+    approvals: Mapping[str, Approval] = field(default_factory=dict)
+    """Who took each of ``decisions``, when and from where, by :attr:`PendingCall.id`."""
     refused_calls: int = 0
     """Calls of ``reply`` refused for ``max_calls_per_reply``: ``reply`` keeps only the calls
     that run, so a resumed run refuses the same ones, and the record stays small."""
+    compactions: tuple[Compaction, ...] = ()
+    """What the model is shown instead of parts of ``messages`` (issue 27): recorded when
+    decided, so a resumed run shows the model exactly what it was shown."""
+    window: int | None = None
+    """The context window the run keeps to, learned ones included."""
 
     @property
     def cut_short(self) -> tuple[str, ...]:
@@ -342,113 +614,45 @@ class Checkpoint:
         return tuple(key for key in started if key not in self.completed)
 
     def to_json(self) -> JSONObject:
-        data: JSONObject = {
-            "schema_version": self.schema_version,
-            "messages": [cast(JSON, dict(m)) for m in self.messages],
-            "elapsed_s": self.elapsed_s,
-            "step": self.step,
-            "reply": _reply_json(self.reply) if self.reply is not None else None,
-            "pending": [p.to_json() for p in self.pending],
-            "decisions": dict(self.decisions),
-            "executing": self.executing,
-            "completed": {key: entry.to_json() for key, entry in self.completed.items()},
-            "approved": dict(self.approved),
-        }
-        if self.refused_calls:  # written only when there are some: older records stay the same
-            data["refused_calls"] = self.refused_calls
-        return data
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
         """Read a stored checkpoint of any version; an unreadable one is a :class:`StateError`."""
-        version = data.get("schema_version", 0)
-        if not isinstance(version, int) or version > CHECKPOINT_VERSION:
-            raise StateError(
-                f"checkpoint schema version {version!r} is newer than this tao "
-                f"({CHECKPOINT_VERSION}); upgrade tao to resume it"
-            )
-        try:
-            return cls._read(data, version)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise StateError(f"checkpoint is not valid: {type(error).__name__}: {error}") from None
-
-    @classmethod
-    def _read(cls, data: Mapping[str, JSON], version: int) -> Self:
-        step = data.get("step")
-        step = int(step) if isinstance(step, int | float) else None
-        pending = tuple(
-            PendingCall.from_json(cast(Mapping[str, JSON], p), step or 0)
-            for p in cast(list[JSON], data.get("pending") or [])
-        )
-        decisions = cast(
-            dict[str, Decision], dict(cast(dict[str, JSON], data.get("decisions") or {}))
-        )
-        if version == 0:  # tao ≤ 0.1 keyed decisions by position and said "elapsed"
-            by_position = {str(p.position): p.id for p in pending}
-            decisions = {by_position.get(k, k): v for k, v in decisions.items()}
-        elapsed = data.get("elapsed_s", data.get("elapsed", 0.0))
-        reply = data.get("reply")
-        completed = cast(dict[str, Mapping[str, JSON]], data.get("completed") or {})
-        approved = data.get("approved")
-        refused = data.get("refused_calls", 0)
-        return cls(
-            messages=tuple(cast(list[Message], data.get("messages") or [])),
-            elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
-            step=step,
-            reply=_reply_from(cast(Mapping[str, JSON], reply)) if isinstance(reply, dict) else None,
-            pending=pending,
-            decisions=decisions,
-            executing=bool(data.get("executing", False)),
-            completed={key: Completed.from_json(entry) for key, entry in completed.items()},
-            approved=dict(approved) if isinstance(approved, dict) else {},
-            refused_calls=_int(refused) if refused else 0,
-        )
+        return _stored(cls, dict(data), "checkpoint")
 
 
-def _int(value: JSON) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError(f"expected a number, got {value!r}")
-    return int(value)
+def _stored(cls: type[T], data: JSON, said: str, what: str = "") -> T:
+    """:func:`tao.state.codec.decode`, with a wrong shape as a :class:`StateError`."""
+    try:
+        return codec.decode(cls, data, what)
+    except codec.NewerVersionError as error:
+        raise StateError(f"{said} {error}; upgrade tao to resume it") from None
+    except codec.ShapeError as error:
+        raise StateError(f"{said} is not valid: {error}") from None
 
 
-def _reply_json(reply: ModelReply) -> JSONObject:
-    return {
-        "text": reply.text,
-        "input_tokens": reply.input_tokens,
-        "output_tokens": reply.output_tokens,
-        "evaluated_tokens": reply.evaluated_tokens,
-        "finish_reason": reply.finish_reason,
-        "cache_read_tokens": reply.cache_read_tokens,
-        "cache_write_tokens": reply.cache_write_tokens,
-        "cost_usd": reply.cost_usd,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw_arguments}
-            for c in reply.tool_calls
-        ],
-    }
-
-
-def _reply_from(data: Mapping[str, JSON]) -> ModelReply:
-    calls = cast(list[dict[str, JSON]], data.get("tool_calls") or [])
-    evaluated = data.get("evaluated_tokens")
-    finish = data.get("finish_reason")
-    cost = data.get("cost_usd")
-    return ModelReply(
-        text=str(data["text"]),
-        input_tokens=_int(data.get("input_tokens") or 0),
-        output_tokens=_int(data.get("output_tokens") or 0),
-        evaluated_tokens=_int(evaluated) if evaluated is not None else None,
-        finish_reason=finish if isinstance(finish, str) else None,
-        cache_read_tokens=_int(data.get("cache_read_tokens") or 0),
-        cache_write_tokens=_int(data.get("cache_write_tokens") or 0),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
-        tool_calls=tuple(
-            ToolCall(
-                str(c["id"]),
-                str(c["name"]),
-                cast(JSONObject, c.get("arguments") or {}),
-                str(c.get("raw") or ""),
-            )
-            for c in calls
-        ),
-    )
+codec.shape(
+    PendingCall,
+    keys=("id", "digest", "step", "position", "tool", "arguments", "preview", "effects",
+          "interrupted", "reason", "thought"),
+    computed=("id",),
+    omit_default=("reason", "thought"),
+    null_is_default=True,
+)  # fmt: skip
+codec.shape(Completed, null_is_default=True)
+codec.shape(
+    ModelReply,
+    keys=("text", "input_tokens", "output_tokens", "evaluated_tokens", "finish_reason",
+          "cache_read_tokens", "cache_write_tokens", "cost_usd", "tool_calls"),
+    null_is_default=True,
+)  # fmt: skip
+codec.shape(ToolCall, rename={"raw_arguments": "raw"}, null_is_default=True)
+codec.shape(
+    Checkpoint,
+    null_is_default=True,
+    version_key="schema_version",
+    omit_default=("approvals", "refused_calls", "compactions", "window"),
+    version=CHECKPOINT_VERSION,
+    upgrades=migrations.CHECKPOINT,
+)

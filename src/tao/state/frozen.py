@@ -28,7 +28,7 @@ import dataclasses
 import types
 from collections.abc import Callable
 from types import FunctionType
-from typing import TypeVar, dataclass_transform, overload
+from typing import TypeVar, cast, dataclass_transform, overload
 
 T = TypeVar("T")
 
@@ -118,8 +118,7 @@ def _new(cls: type, builder: type) -> Callable[..., object]:
     params = ", ".join(["cls", *positional, *(["*", *keyword] if keyword else [])])
     source = f"def __new__({params}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # noqa: S102 (field names only, as dataclasses itself does)
-    new = namespace["__new__"]
-    assert isinstance(new, FunctionType)
+    new = cast(FunctionType, namespace["__new__"])  # the def just executed
     new.__qualname__ = f"{cls.__qualname__}.__new__"
     new.__annotations__ = {
         **{field.name: field.type for field in dataclasses.fields(cls) if field.init},

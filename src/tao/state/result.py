@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from tao.models.base import Message
-from tao.state.budget import Usage
-from tao.state.config import PendingCall, RunConfig
+from tao.state import codec
+from tao.state.budget import ChildRun, Usage
+from tao.state.compaction import Compaction
+from tao.state.config import Approval, PendingCall, RunConfig
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.status import Status, StepKind
@@ -40,7 +42,9 @@ class Step:
     observation: str | None = None
     """What went back to the model: the tool's output, an error or a format reminder."""
     model_input: list[Message] = field(default_factory=list)
-    """Exactly the messages sent for this step."""
+    """The run's transcript when this step's request was made: the messages sent, unless
+    the run compacted some (then :func:`tao.state.compaction.view` of it and the run's
+    compactions up to this step is what was sent; the full observations stay here)."""
     model_output: str = ""
     """The model's raw reply."""
     duration_s: float = 0.0
@@ -58,9 +62,33 @@ class Step:
     """The earlier step that made the same call, with no state change between (SPEC L12)."""
     forced: bool = False
     """The model could only answer in this step (the last of the budget, or after repeats)."""
+    model: str | None = None
+    """The model that answered this step, when a fallback model did; ``None``: the run's own."""
+    model_failures: list[str] = field(default_factory=list)
+    """Why the models tried before it did not answer (kept in the trace, one line each)."""
+    child_run: str | None = None
+    """The run this call started, when its tool is an agent (``Agent.as_tool``)."""
+    child_input_tokens: int = 0
+    """What that child run spent; counted in this run's usage (a tool's model is billed too)."""
+    child_output_tokens: int = 0
+    child_cost_usd: float | None = 0.0
+    """The child run's cost; ``None``: unknown, which makes the parent's total unknown."""
     cost_usd: float | None = None
     """What this step's model call cost in US dollars (:mod:`tao.models.pricing`); ``None``: unknown
     (a model with no price, a failed call). Parallel calls after the first carry ``0.0``."""
+    compactions: tuple[Compaction, ...] = ()
+    """The compactions made just before this step's request (issue 27): which steps, tokens
+    before and after; a summary call's tokens and cost are counted in this step's."""
+    approval: Approval | None = None
+    """Who approved (or denied) this step's call with side effects, when and from where."""
+
+    @property
+    def child(self) -> ChildRun | None:
+        """The agent-as-tool run this step started, with what it spent; ``None``: none."""
+        if self.child_run is None:
+            return None
+        spent = (self.child_input_tokens, self.child_output_tokens, self.child_cost_usd)
+        return ChildRun(self.child_run, *spent)
 
     @property
     def tokens(self) -> int:
@@ -74,18 +102,17 @@ class Step:
         """Whether the provider bills this call: a failed model call costs nothing."""
         return self.kind is not StepKind.MODEL_ERROR
 
-    def to_dict(self, since: int = 0) -> JSONObject:
+    def to_json(self, since: int = 0) -> JSONObject:
         """The step as JSON; ``model_input`` holds the messages from index ``since`` on.
 
         ``model_input_from`` says where they start: the whole input is the first
         ``model_input_from`` messages of the step before's input, then these
         (``0``: ``model_input`` is the whole input).
         """
-        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["kind"] = str(self.kind)
-        data["tokens"] = self.tokens
+        data = codec.encode(self)
         data["model_input"] = cast(JSON, self.model_input[since:])
         data["model_input_from"] = since
+        data["approval"] = None if self.approval is None else self.approval.to_json()
         return data
 
     def new_messages_since(self, before: Step | None) -> int:
@@ -100,17 +127,16 @@ class Step:
         return start
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON], before: Step | None = None) -> Step:
-        """Read :meth:`to_dict`'s JSON; ``before`` (the step before) completes a step
-        whose ``model_input_from`` is not 0."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        values["kind"] = StepKind(cast(str, values["kind"]))
+    def from_json(cls, data: Mapping[str, JSON], before: Step | None = None) -> Step:
+        """Read :meth:`to_json`'s JSON; ``before`` (the step before) completes a step
+        whose ``model_input_from`` is not 0. A wrong shape is a ``ValueError``."""
         since = data.get("model_input_from")
         if isinstance(since, int) and since and before is not None:
-            new = cast(list[Message], values.get("model_input") or [])
-            values["model_input"] = [*before.model_input[:since], *new]  # type: ignore[list-item]
-        return cls(**values)  # type: ignore[arg-type]
+            new = data.get("model_input") or []
+            if not isinstance(new, list):
+                raise codec.ShapeError(f"model_input must be a list, not {new!r}")
+            data = {**data, "model_input": [*cast(list[JSON], before.model_input[:since]), *new]}
+        return codec.decode(cls, dict(data), f"step {data.get('index')}")
 
 
 @dataclass(kw_only=True)
@@ -136,13 +162,13 @@ class RunResult:
     started_at: float = 0.0
     duration_s: float = 0.0
     config: RunConfig | None = None
+    """The settings the run was started with, when known."""
     parent_id: str | None = None
     """The run this one follows up (``tao run --continue``, ``agent.run(task, history=…)``):
     it started from that run's whole transcript."""
     output: object = None
     """A finished typed run's answer as its type (SPEC L13): a pydantic model instance, a
     dataclass, plain JSON data; ``answer`` holds the same as JSON text."""
-    """The settings the run was started with, when known."""
 
     @property
     def finished(self) -> bool:
@@ -162,66 +188,55 @@ class RunResult:
         self.steps.append(step)
         self.usage = self.usage.plus(step) if usage is None else usage
 
-    def to_dict(self) -> JSONObject:
+    def to_json(self) -> JSONObject:
         """The ``--json`` shape: run_id, status, answer, error, steps, usage (+ context).
 
         Linear in the run's length (SPEC R3): each step's ``model_input`` holds only
-        the messages new since the step before (see :meth:`Step.to_dict`);
-        :meth:`from_dict` rebuilds the whole inputs. It is what people are shown, so
+        the messages new since the step before (see :meth:`Step.to_json`);
+        :meth:`from_json` rebuilds the whole inputs. It is what people are shown, so
         secrets in it are redacted (SPEC S8); the Python objects keep the real text.
         """
         from tao.redact import redact_json
 
-        steps: list[JSON] = []
-        before: Step | None = None
-        for step in self.steps:
-            steps.append(step.to_dict(step.new_messages_since(before)))
-            before = step
-        return cast(JSONObject, redact_json(self._json(steps)))
-
-    def _json(self, steps: list[JSON]) -> JSONObject:
-        return {
-            "run_id": self.run_id,
-            "status": str(self.status),
-            "answer": self.answer,
-            "error": self.error,
-            "steps": steps,
-            "usage": self.usage.to_dict(),
-            "stop_reason": self.stop_reason,
-            "forced": self.forced,
-            "pending": [p.to_json() for p in self.pending] if self.pending is not None else None,
-            "task": self.task,
-            "model": self.model,
-            "lang": self.lang,
-            "started_at": self.started_at,
-            "duration_s": self.duration_s,
-            "parent_id": self.parent_id,
-        }
+        return cast(JSONObject, redact_json(codec.encode(self)))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, JSON]) -> RunResult:
-        pending = data.get("pending")
-        steps: list[Step] = []
-        for record in cast(list[Mapping[str, JSON]], data.get("steps") or []):
-            steps.append(Step.from_dict(record, steps[-1] if steps else None))
-        return cls(
-            run_id=str(data["run_id"]),
-            task=str(data.get("task", "")),
-            model=str(data.get("model", "")),
-            status=Status(str(data["status"])),
-            answer=cast(str | None, data.get("answer")),
-            error=cast(str | None, data.get("error")),
-            steps=steps,
-            usage=Usage.from_dict(cast(Mapping[str, JSON], data.get("usage") or {})),
-            stop_reason=cast(str | None, data.get("stop_reason")),
-            pending=[PendingCall.from_json(cast(Mapping[str, JSON], p)) for p in pending]
-            if isinstance(pending, list)
-            else None,
-            lang=str(data.get("lang", "en")),
-            started_at=float(cast(float, data.get("started_at") or 0.0)),
-            duration_s=float(cast(float, data.get("duration_s") or 0.0)),
-            parent_id=cast(str | None, data.get("parent_id")),
-        )
+    def from_json(cls, data: Mapping[str, JSON]) -> RunResult:
+        """Read :meth:`to_json`'s JSON; a wrong shape is a ``ValueError``."""
+        return codec.decode(cls, dict(data), "run")
+
+
+def _steps_json(steps: list[Step]) -> JSON:
+    """Each step with only the messages new since the step before (SPEC R3)."""
+    encoded: list[JSON] = []
+    before: Step | None = None
+    for step in steps:
+        encoded.append(step.to_json(step.new_messages_since(before)))
+        before = step
+    return encoded
+
+
+def _steps_from(data: JSON, path: str) -> list[Step]:
+    if not isinstance(data, list):
+        raise codec.ShapeError(f"{path} must be a list, not {data!r}")
+    steps: list[Step] = []
+    for record in data:
+        if not isinstance(record, dict):
+            raise codec.ShapeError(f"{path}[{len(steps)}] must be an object, not {record!r}")
+        steps.append(Step.from_json(record, steps[-1] if steps else None))
+    return steps
+
+
+codec.shape(Step, computed=("tokens",))
+codec.shape(
+    RunResult,
+    keys=("run_id", "status", "answer", "error", "steps", "usage", "stop_reason", "forced",
+          "pending", "task", "model", "lang", "started_at", "duration_s", "parent_id"),
+    computed=("forced",),
+    custom={"steps": codec.FieldCodec(_steps_json, _steps_from)},
+    null_is_default=True,
+    missing={"task": "", "model": "", "usage": {}},
+)  # fmt: skip
 
 
 class RunObserver(Protocol):

@@ -27,11 +27,18 @@ class Status(StrEnum):
     """Stopped from outside (Ctrl-C, SIGTERM, a killed process) before it ended; resumable."""
     CANCELLED = "cancelled"
     """Cancelled by the code that ran it; the partial trace is kept."""
+    QUEUED = "queued"
+    """Submitted to a queue of workers (``tao submit``); no worker has started it yet."""
 
     @property
     def resumable(self) -> bool:
         """Whether ``tao resume`` can continue a run in this state."""
-        return self in (Status.RUNNING, Status.AWAITING_APPROVAL, Status.INTERRUPTED)
+        return self in (
+            Status.QUEUED,
+            Status.RUNNING,
+            Status.AWAITING_APPROVAL,
+            Status.INTERRUPTED,
+        )
 
 
 class StepKind(StrEnum):

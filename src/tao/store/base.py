@@ -28,6 +28,7 @@ from typing import TypeVar, cast
 
 from tao.errors import StateError, StoreError, UnknownRunError
 from tao.models.base import Message
+from tao.redact.structured import redact_json
 from tao.state.budget import Usage
 from tao.state.config import Checkpoint, PendingCall, RunConfig
 from tao.state.jsontypes import JSON, JSONObject
@@ -126,6 +127,15 @@ class Store(ABC):
         """Record that ``result`` started; a resumed run (same id) becomes running again."""
         self._record(
             result.run_id, "its start", lambda conn: insert_run(conn, result, config, restart=True)
+        )
+
+    def queue_run(self, result: RunResult, config: RunConfig) -> None:
+        """Record a submitted run as ``queued``: its row and settings, no step, no checkpoint
+        (a worker starts it from its task, through the same reopen as ``tao resume``)."""
+        self._record(
+            result.run_id,
+            "its submission",
+            lambda conn: insert_run(conn, result, config, restart=False, status=Status.QUEUED),
         )
 
     def add_step(self, result: RunResult, step: Step) -> None:
@@ -405,23 +415,28 @@ class Store(ABC):
         "model", "lang", "status", "answer", "error", "stop_reason", "started_at",
         "finished_at", "duration_s", "steps", "usage": {model_calls, input_tokens,
         output_tokens, evaluated_tokens, cost_usd}, "config"}``. Then one ``{"type": "step",
-        "run_id", ...}`` per step in order, carrying every :meth:`Step.to_dict`
+        "run_id", ...}`` per step in order, carrying every :meth:`Step.to_json`
         field. Its ``model_input`` holds the messages new since the step before
         (from index ``model_input_from``), as ``--json`` does; with ``full`` each
         step carries its whole input (``model_input_from`` 0), so each line stands alone.
         """
         summary = self.get_summary(run_id)
         result = self.get_run(summary.run_id)
-        record = summary.to_dict()
+        record = summary.to_json()
         usage_fields = ("model_calls", "input_tokens", "output_tokens", "evaluated_tokens")
-        for name in (*usage_fields, "cost_usd", "tokens"):
+        for name in (*usage_fields, "cost_usd", "tokens", "holder"):  # holder: now, not the run
             del record[name]
-        usage = result.usage.to_dict()
-        yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage})
+        usage = result.usage.to_json()
+        checkpoint = self.load_state(summary.run_id) if result.pending else None
+        records = checkpoint.approvals if checkpoint is not None else {}
+        # decisions on a paused run, taken before its resume (then they are on its steps)
+        decided: JSONObject = {key: redact_json(a.to_json()) for key, a in records.items()}
+        yield dumps({"type": "run", "schema": SCHEMA_VERSION, **record, "usage": usage,
+                     "decisions": decided})  # fmt: skip
         before: Step | None = None
         for step in result.steps:
             since = 0 if full else step.new_messages_since(before)
-            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_dict(since)})
+            yield dumps({"type": "step", "run_id": summary.run_id, **step.to_json(since)})
             before = step
 
 

@@ -24,11 +24,15 @@ migration leaves nothing half-done.
 
 from __future__ import annotations
 
+from tao.errors import InternalError
 from tao.store.schema import (
     SCHEMA_VERSION,
     V2_STATUSES,
     V4,
     V5,
+    V8_STATUSES,
+    V9,
+    V10,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -37,6 +41,7 @@ from tao.store.schema import (
     tables_v3,
     tables_v6,
     tables_v7,
+    tables_v11,
 )
 from tao.store.sql import Connection, SQLValue
 
@@ -51,26 +56,35 @@ POSTGRES = Dialect(
     rowid="rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,\n        ",
 )
 
-_V2: tuple[str, ...] = (
-    "ALTER TABLE runs DROP CONSTRAINT runs_status_check",
-    f"ALTER TABLE runs ADD CONSTRAINT runs_status_check CHECK ({status_check(V2_STATUSES)})",
-)
+
+def _widened(statuses: tuple[str, ...]) -> tuple[str, ...]:
+    """A migration that lets ``runs.status`` take ``statuses`` (v2: interrupted and cancelled;
+    v8: queued): PostgreSQL alters the CHECK where SQLite rebuilds the table."""
+    return (
+        "ALTER TABLE runs DROP CONSTRAINT runs_status_check",
+        f"ALTER TABLE runs ADD CONSTRAINT runs_status_check CHECK ({status_check(statuses)})",
+    )
+
 
 #: ``MIGRATIONS[i]`` upgrades a database from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(POSTGRES),
-    _V2,
+    _widened(V2_STATUSES),
     tables_v3(POSTGRES),
     V4,
     V5,
-    tables_v6(POSTGRES),
-    tables_v7(POSTGRES),
+    *(tables(POSTGRES) for tables in (tables_v6, tables_v7)),
+    _widened(V8_STATUSES),
+    V9,
+    V10,
+    tables_v11(POSTGRES),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.
 TAO_TABLES = ("runs", "steps", "model_calls")
 
-assert len(MIGRATIONS) == SCHEMA_VERSION, "add the PostgreSQL twin of the new SQLite migration"
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError("add the PostgreSQL twin of the new SQLite migration")
 
 
 def _scalar(conn: Connection, sql: str, params: tuple[SQLValue, ...] = ()) -> object:

@@ -14,13 +14,15 @@ before paging.
 
 from __future__ import annotations
 
-import dataclasses
+import time
 from dataclasses import dataclass
 
 from tao.errors import StateError, StoreError
+from tao.state import codec
 from tao.state.config import RunConfig
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Status
+from tao.store.lease import Lease
 from tao.store.sql import Connection, Row, SQLValue, loads_object, process_gone
 
 #: A running run's usage, summed over its model calls when read (``finish_run`` records
@@ -42,7 +44,7 @@ SELECT_SUMMARY = f"""
            {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
            {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
            {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
-           {_LIVE_COST}, config, pid, host, parent_id
+           {_LIVE_COST}, config, pid, host, parent_id, lease_holder, lease_until
     FROM runs
 """  # noqa: S608 (constant expressions, no data)
 
@@ -74,18 +76,22 @@ class RunSummary:
     """The run this one follows up (``tao run --continue``), if any."""
     cost_usd: float | None = None
     """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.budget.Usage`)."""
+    holder: str | None = None
+    """Who acts for the run now (its live lease: a worker, a ``tao resume``); ``None``: nobody."""
 
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def to_dict(self) -> JSONObject:
+    def to_json(self) -> JSONObject:
         """The ``--json`` shape of ``tao runs list``; ``config`` is ``{}`` when unknown."""
-        data: JSONObject = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["status"] = str(self.status)
-        data["config"] = self.config.to_json() if self.config is not None else {}
-        data["tokens"] = self.tokens
+        data = codec.encode(self)
+        if self.config is None:
+            data["config"] = {}
         return data
+
+
+codec.shape(RunSummary, computed=("tokens",))
 
 
 def read_config(text: str, run_id: str) -> RunConfig | None:
@@ -123,7 +129,16 @@ def summary_from_row(row: Row) -> RunSummary:
         config=read_config(row["config"], row["id"]),
         parent_id=row["parent_id"],
         cost_usd=row["cost_usd"],
+        holder=_live_holder(row),
     )
+
+
+def _live_holder(row: Row) -> str | None:
+    """The lease holder, while its lease runs and (on this host) its process lives."""
+    holder, until = row["lease_holder"], row["lease_until"]
+    if holder is None or until is None or float(until) < time.time():
+        return None
+    return None if Lease(str(holder), 0.0, float(until)).dead() else str(holder)
 
 
 #: Every status a query can filter on.

@@ -64,10 +64,16 @@ def record_end(conn: Connection, result: RunResult) -> None:
 
 
 def insert_run(
-    conn: Connection, result: RunResult, config: RunConfig | None, *, restart: bool
+    conn: Connection,
+    result: RunResult,
+    config: RunConfig | None,
+    *,
+    restart: bool,
+    status: Status = Status.RUNNING,
 ) -> None:
     """Insert the run's row as ``running``; ``restart`` makes an existing one running again
-    (a resumed run), else an existing row is kept (a late observer's ``finish_run``)."""
+    (a resumed run), else an existing row is kept (a late observer's ``finish_run``).
+    ``status`` ``queued``: a submitted run no worker has started yet (``tao submit``)."""
     conn.execute(
         f"""
         INSERT INTO runs (id, task, model, lang, status, started_at, config, pid, host, parent_id)
@@ -79,7 +85,7 @@ def insert_run(
             redact(result.task),
             result.model,
             result.lang,
-            str(Status.RUNNING),
+            str(status),
             result.started_at or time.time(),
             stored_config(config),
             os.getpid(),

@@ -34,6 +34,17 @@ Versions:
   ``host:pid:random`` for a tao process, any string for a worker), ``runs.lease_since``
   and ``runs.lease_until`` (seconds since the epoch, by the database's clock). NULL
   holder: nobody holds it (every row written before v7). See :mod:`tao.store.lease`.
+* v8 (issue 28): ``runs.status`` may also be ``queued`` (``tao submit``: waiting for a
+  worker). SQLite rebuilds ``runs`` again, as for v2, with every column v3 to v7 added.
+* v9 (issue 27): ``steps.compactions``, the compactions made just before a step's model
+  request (JSON, :class:`tao.state.compaction.Compaction`); NULL: none (every row written
+  before v9). The checkpoint in ``runs.state`` holds all of a run's, for resume.
+* v10 (issue 30): ``steps.approval``, who decided on a step's call with side effects, when,
+  from where and why (JSON, :class:`tao.state.config.Approval`); NULL: no such call.
+* v11 (issue 31): ``steps.model`` and ``steps.model_failures`` (the fallback model that
+  answered, and why the ones before it did not: a JSON list), ``steps.child_run`` (the
+  run an agent-as-tool call started; that run's ``parent_id`` is this run) and what that
+  child spent, ``steps.child_input_tokens``, ``child_output_tokens``, ``child_cost_usd``.
 
 Design notes:
 
@@ -50,16 +61,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tao.errors import StoreError
+from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 11
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
-#: Statuses a v2 log accepts: every :class:`tao.Status`.
+#: Statuses a v2 log accepts.
 V2_STATUSES = (*V1_STATUSES, "interrupted", "cancelled")
+#: Statuses a v8 log accepts: every :class:`tao.Status`.
+V8_STATUSES = (*V2_STATUSES, "queued")
 
 
 @dataclass(frozen=True)
@@ -221,6 +234,48 @@ def tables_v7(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def tables_v11(d: Dialect) -> tuple[str, ...]:
+    """v10 -> v11, the same on both databases (issue 31): which fallback model answered a
+    step and why the ones before it did not (JSON list); the child run an agent-as-tool
+    call started, and what that child spent (counted in the parent's usage)."""
+    return (
+        "ALTER TABLE steps ADD COLUMN model TEXT",
+        "ALTER TABLE steps ADD COLUMN model_failures TEXT",
+        "ALTER TABLE steps ADD COLUMN child_run TEXT",
+        f"ALTER TABLE steps ADD COLUMN child_input_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_output_tokens {d.big} NOT NULL DEFAULT 0",
+        f"ALTER TABLE steps ADD COLUMN child_cost_usd {d.real} DEFAULT 0",
+    )
+
+
+#: The columns v3 to v7 added to ``runs``, as a rebuilt table adds them again.
+_LATER_RUN_COLUMNS = (
+    ("state_messages", "INTEGER"),
+    ("parent_id", "TEXT"),
+    ("cost_usd", "REAL"),
+    ("lease_holder", "TEXT"),
+    ("lease_since", "REAL"),
+    ("lease_until", "REAL"),
+)
+_V8_COLUMNS = ", ".join((RUN_COLUMNS, *(name for name, _ in _LATER_RUN_COLUMNS)))
+
+#: v7 -> v8 in SQLite: rebuild ``runs`` with ``queued`` in its CHECK, as ``_V2`` did.
+_V8: tuple[str, ...] = (
+    runs_table(SQLITE, "runs_v8", V8_STATUSES),
+    *(f"ALTER TABLE runs_v8 ADD COLUMN {name} {kind}" for name, kind in _LATER_RUN_COLUMNS),
+    f"INSERT INTO runs_v8 (rowid, {_V8_COLUMNS}) SELECT rowid, {_V8_COLUMNS} FROM runs",  # noqa: S608 (constants)
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v8 RENAME TO runs",
+    RUNS_INDEX,
+)
+
+#: v8 -> v9, the same on both databases: what was compacted before a step's request.
+V9 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
+#: v9 -> v10, the same on both databases: who decided on a step's call with side effects,
+#: when, from where and why (JSON of :class:`tao.state.config.Approval`, issue 30); NULL on
+#: a step with no such call, and on every step written before v10.
+V10 = ("ALTER TABLE steps ADD COLUMN approval TEXT",)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -230,9 +285,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V5,
     tables_v6(SQLITE),
     tables_v7(SQLITE),
+    _V8,
+    V9,
+    V10,
+    tables_v11(SQLITE),
 )
 
-assert len(MIGRATIONS) == SCHEMA_VERSION
+if len(MIGRATIONS) != SCHEMA_VERSION:
+    raise InternalError(f"{len(MIGRATIONS)} SQLite migrations for schema {SCHEMA_VERSION}")
 
 
 class SchemaTooNewError(StoreError):

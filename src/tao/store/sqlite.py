@@ -19,12 +19,11 @@ overwritten, so nothing is lost by opening it. The queries live in
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tao.errors import StoreError
@@ -95,7 +94,7 @@ def _owner_only(path: Path) -> None:
     try:
         os.close(private_open(path, os.O_RDWR | os.O_CREAT))
         for suffix in ("-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
+            with suppress(FileNotFoundError):
                 tighten(f"{path}{suffix}")
     except OSError:
         pass  # a read-only or special path: SQLite reports the real problem next
@@ -170,8 +169,18 @@ def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; loses no integrity
     conn.execute(f"PRAGMA wal_autocheckpoint = {_WAL_BACKSTOP_PAGES:d}")  # see _Checkpointer
-    migrate(conn)  # with foreign keys off: the v2 rebuild drops and renames `runs`
+    if migrate(conn) == 0:  # with foreign keys off: the rebuilds drop and rename `runs`
+        _compact(conn)
     conn.execute("PRAGMA foreign_keys = ON")
+
+
+def _compact(conn: sqlite3.Connection) -> None:
+    """A new file went through every migration, whose rebuilds of ``runs`` split the schema
+    onto two pages; rewriting it once puts the schema back on the first page, so damage to
+    any other page is found when read, not when opened. Best effort: another process that
+    opened the new file meanwhile only leaves it as it is."""
+    with suppress(sqlite3.OperationalError):
+        conn.execute("VACUUM")
 
 
 def _refusal(path: Path, error: SchemaTooNewError | NotARunLogError | sqlite3.Error) -> StoreError:

@@ -21,6 +21,7 @@ from tao.errors import StateError
 from tao.models.base import Message
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
+from tao.state import codec
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Step
 from tao.store import transcript
@@ -31,7 +32,8 @@ from tao.store.sql import Connection, Row, dumps, loads, loads_object
 STEP_FIELDS = (
     "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
     "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
-    "call_index", "repeat_of", "cost_usd",
+    "call_index", "repeat_of", "cost_usd", "model", "child_run", "child_input_tokens",
+    "child_output_tokens", "child_cost_usd",
 )  # fmt: skip
 
 _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
@@ -41,6 +43,10 @@ SELECT_STEPS = f"""
     SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
            s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced, s.cost_usd,
+           s.compactions,
+           s.approval,
+           s.model, s.model_failures, s.child_run, s.child_input_tokens, s.child_output_tokens,
+           s.child_cost_usd,
            {_CALL.format(column="messages")} AS model_input,
            {_CALL.format(column="input_count")} AS input_count,
            {_CALL.format(column="reply")} AS model_output
@@ -50,8 +56,10 @@ SELECT_STEPS = f"""
 _INSERT_STEP = """
     INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
-        output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, compactions,
+        approval, model, model_failures, child_run, child_input_tokens, child_output_tokens,
+        child_cost_usd, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
         argument = excluded.argument, arguments = excluded.arguments,
@@ -60,7 +68,11 @@ _INSERT_STEP = """
         tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
         output_tokens = excluded.output_tokens, evaluated_tokens = excluded.evaluated_tokens,
         call_index = excluded.call_index, cost_usd = excluded.cost_usd,
-        created_at = excluded.created_at
+        compactions = excluded.compactions, approval = excluded.approval,
+        model = excluded.model, model_failures = excluded.model_failures,
+        child_run = excluded.child_run, child_input_tokens = excluded.child_input_tokens,
+        child_output_tokens = excluded.child_output_tokens,
+        child_cost_usd = excluded.child_cost_usd, created_at = excluded.created_at
 """
 
 _INSERT_MODEL_CALL = """
@@ -91,8 +103,16 @@ def step_from_row(row: Row, run_id: str, messages: Sequence[Message]) -> Step:
     data["model_input"] = [*cast(list[JSON], messages[: row["input_count"] or 0]), *inline]
     data["model_output"] = row["model_output"] or ""
     data["forced"] = bool(row["forced"])
+    compactions = loads(row["compactions"] or "[]", where)
+    if not isinstance(compactions, list):
+        raise StateError(f"the run log holds damaged compactions in {where}")
+    data["compactions"] = compactions
+    approval = row["approval"]
+    data["approval"] = None if approval is None else loads_object(approval, where)
+    failures = loads(row["model_failures"] or "[]", where)
+    data["model_failures"] = failures if isinstance(failures, list) else []
     try:
-        return Step.from_dict(data)
+        return Step.from_json(data)
     except (TypeError, ValueError) as error:
         raise StateError(f"the run log holds a damaged {where}: {error}") from None
 
@@ -109,12 +129,19 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     key = (result.run_id, step.index)
     now = time.time()
     arguments = None if step.arguments is None else dumps(redact_json(step.arguments))
+    records: JSON = [codec.encode(c) for c in step.compactions]
+    compactions = dumps(redact_json(records)) if step.compactions else None
+    approval = None if step.approval is None else dumps(redact_json(step.approval.to_json()))
     conn.execute(
         _INSERT_STEP,
         (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
          arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
          step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
-         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, now),
+         step.call_index, step.repeat_of, int(step.forced), step.cost_usd, compactions, approval,
+         step.model,
+         dumps([redact(f) for f in step.model_failures]) if step.model_failures else None,
+         step.child_run, step.child_input_tokens, step.child_output_tokens, step.child_cost_usd,
+         now),
     )  # fmt: skip
     count = transcript.extend(conn, result.run_id, step.model_input, end)
     inline = "[]" if count is not None else dumps(redact_json(cast(JSON, step.model_input)))
@@ -123,8 +150,8 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     end.last_step = max(end.last_step, step.index)
     conn.execute(
         _INSERT_MODEL_CALL,
-        (*key, result.model, inline, count, redact(step.model_output), step.input_tokens,
-         step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
+        (*key, step.model or result.model, inline, count, redact(step.model_output),
+         step.input_tokens, step.output_tokens, step.evaluated_tokens, step.model_duration_s, now),
     )  # fmt: skip
 
 

@@ -99,6 +99,13 @@ def step_end(steps: Sequence[Step]) -> Attributes:
     repeats = [step.repeat_of for step in steps if step.repeat_of is not None]
     if repeats:
         attributes["tao.step.repeat_of"] = repeats
+    if first.compactions:  # what was compacted before this turn's request (issue 27)
+        attributes["tao.compaction.steps"] = [
+            f"{c.first_step}-{c.last_step}" for c in first.compactions
+        ]
+        attributes["tao.compaction.policy"] = first.compactions[-1].policy
+        attributes["tao.compaction.tokens_before"] = first.compactions[0].tokens_before
+        attributes["tao.compaction.tokens_after"] = first.compactions[-1].tokens_after
     return attributes
 
 

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tao.sandbox import availability
+from tao.state import codec
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
@@ -85,20 +86,15 @@ class Fingerprint:
         return cls(files=files, complete=complete, digest=hashlib.sha256(text.encode()).hexdigest())
 
     def to_json(self) -> JSONObject:
-        return {"digest": self.digest, "complete": self.complete, "files": dict(self.files)}
+        return codec.encode(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> Fingerprint | None:
         """A recorded fingerprint; ``None`` for anything malformed (then nothing matches it)."""
-        if not isinstance(data, dict):
+        try:
+            return codec.decode(cls, data)
+        except codec.ShapeError:
             return None
-        files, digest = data.get("files"), data.get("digest")
-        if not isinstance(files, dict) or not isinstance(digest, str):
-            return None
-        if not all(isinstance(v, str) for v in files.values()):
-            return None
-        typed = {str(k): str(v) for k, v in files.items()}
-        return cls(files=typed, complete=data.get("complete") is True, digest=digest)
 
     def changes(self, before: Fingerprint) -> tuple[list[str], list[str], list[str]]:
         """The files changed, added and removed since ``before``, sorted."""
@@ -107,6 +103,10 @@ class Fingerprint:
         added = sorted(p for p in self.files if p not in before.files)
         removed = sorted(p for p in before.files if p not in self.files)
         return changed, added, removed
+
+
+#: A record without its digest is malformed (``null`` is no string), not one with digest "".
+codec.shape(Fingerprint, keys=("digest", "complete", "files"), missing={"digest": None})
 
 
 def take(

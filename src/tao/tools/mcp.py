@@ -42,7 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from tao.errors import ToolError
+from tao.errors import InternalError, ToolError
 from tao.lookalikes import name_problem
 from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
 from tao.sandbox import must_confine as sandbox_ready
@@ -288,7 +288,8 @@ class McpServer:
 
     def _make_tool(self, name: str, wire: WireTool, limit: int) -> McpTool:
         schema = clean_schema(dict(wire.input_schema))
-        assert isinstance(schema, dict)
+        if not isinstance(schema, dict):
+            raise InternalError(f"clean_schema turned {name}'s object schema into {schema!r}")
         problem = schema_problem(schema)
         if problem is not None:
             raise McpError(f"MCP server {self.label}: tool {name} is refused: {problem}")

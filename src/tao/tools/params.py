@@ -18,7 +18,7 @@ from typing import Any, cast, get_type_hints
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tao.errors import ToolDefinitionError
+from tao.errors import InternalError, ToolDefinitionError
 from tao.state.jsontypes import JSONObject
 
 #: Types whose exact instances pydantic's lax mode returns unchanged.
@@ -69,7 +69,8 @@ def exact_types(model: type[BaseModel]) -> tuple[tuple[str, type], ...] | None:
     for name, info in model.model_fields.items():
         if info.annotation not in _AS_IS or info.metadata or info.alias or info.validation_alias:
             return None
-        assert isinstance(info.annotation, type)
+        if not isinstance(info.annotation, type):
+            raise InternalError(f"{name}: {info.annotation!r} passed as a plain type")
         types.append((name, info.annotation))
     return tuple(types)
 

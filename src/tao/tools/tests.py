@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from tao.errors import ToolError
+from tao.errors import InternalError, ToolError
 from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
@@ -85,7 +85,8 @@ def _wait(
     process: subprocess.Popen[bytes], timeout_s: float, reader: _TailReader
 ) -> tuple[bool, int]:
     """Wait for the child; at the timeout kill its group. Whether it timed out, its code."""
-    assert process.stdout is not None
+    if process.stdout is None:
+        raise InternalError("pytest's output pipe is missing")
     timed_out = False
     try:
         code = process.wait(timeout=timeout_s)
@@ -176,7 +177,8 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
             )
         except OSError as error:
             raise ToolError(f"pytest could not be started: {error}") from None
-        assert process.stdout is not None
+        if process.stdout is None:
+            raise InternalError("pytest's output pipe is missing")
         reader = _TailReader(process.stdout, MAX_OUTPUT_BYTES)
         reader.start()
         with tracked(process):  # a stopped run kills it too (SPEC R2)

@@ -28,6 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from tao.errors import ResumeError, StoreError, TaoError
 from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
+from tao.state.config import Via
 from tao.state.jsontypes import JSON
 from tao.state.result import Status
 from tao.ui import listing, pages
@@ -196,8 +197,9 @@ class UiApp:
         if not decision.calls or len(decision.calls) > _MAX_CALLS:
             text = "a decision names the calls it is for; reload the page and try again"
             return message(400, "Which call?", text, where=where, back=back)
+        via: Via = "api" if decision.as_json else "web"
         decide = partial(self.resumer.decide, run_id, decision.calls, approve=approve,
-                         reason=decision.reason)  # fmt: skip
+                         reason=decision.reason, via=via)  # fmt: skip
         try:
             full_id = await anyio.to_thread.run_sync(decide)
         except StoreError:

@@ -35,7 +35,7 @@ from tao.redact.marker import REDACTED
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
 from tao.sandbox.selfrun import empty_folder, loader_free_environment, remove_folder, tao_command
-from tao.state.config import Checkpoint, PendingCall
+from tao.state.config import Approval, Checkpoint, PendingCall, Via
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status
 
@@ -90,6 +90,8 @@ class Pending:
     thought: str | None = None
     #: A decision already recorded (``tao runs approve`` without ``tao resume`` yet).
     decided: str | None = None
+    #: Who took those decisions, when and from where.
+    records: tuple[Approval, ...] = ()
 
 
 def _decided(checkpoint: Checkpoint | None) -> str | None:
@@ -119,6 +121,7 @@ def pending_of(store: Store, result: RunResult) -> Pending | None:
         reply=redact(reply.text) if reply is not None else None,
         thought=None if thought is None else redact(thought),
         decided=_decided(checkpoint),
+        records=tuple(checkpoint.approvals.values()) if checkpoint is not None else (),
     )
 
 
@@ -150,15 +153,26 @@ class Resumer:
         self._lock = threading.Lock()
 
     def decide(
-        self, run_id: str, calls: list[str], *, approve: bool, reason: str | None = None
+        self,
+        run_id: str,
+        calls: list[str],
+        *,
+        approve: bool,
+        reason: str | None = None,
+        via: Via = "web",
     ) -> str:
         """Record the decision on exactly ``calls`` (:class:`tao.ResumeError` when one is no
         longer pending, or the run is not waiting), then, once every waiting call is
-        decided, resume the run in the background. Returns the full run id."""
+        decided, resume the run in the background. Returns the full run id.
+
+        The record names ``via`` (the page's form: ``web``, its JSON endpoint: ``api``) and,
+        as who, the OS user serving the page: it answers on 127.0.0.1 only, to the holder of
+        its per-process token, so that is the person deciding."""
+        store = self.store
         if approve:
-            run_id = approvals.approve_run(run_id, calls=calls, store=self.store)
+            run_id = approvals.approve_run(run_id, calls=calls, store=store, via=via)
         else:
-            run_id = approvals.deny_run(run_id, reason, calls=calls, store=self.store)
+            run_id = approvals.deny_run(run_id, reason, calls=calls, store=store, via=via)
         waiting = approvals.pending_calls(run_id, store=self.store)
         if all(item.decision is not None for item in waiting):
             self._start(run_id)

@@ -58,7 +58,9 @@ table.runs { width: 100%; border-collapse: collapse; table-layout: fixed; }
 .runs tr:hover td { background: #f6f8fa; }
 .runs .num { text-align: right; font-variant-numeric: tabular-nums; }
 .runs .id { font-family: var(--mono); font-size: 13px; }
-.runs .c-id { width: 112px; } .runs .c-when { width: 142px; } .runs .c-status { width: 148px; }
+.runs .c-id { width: 112px; } .runs .c-when { width: 142px; } .runs .c-status { width: 172px; }
+.runs td.c-status { text-overflow: clip; }
+.runs td.c-status .badge { white-space: normal; max-width: 100%; box-sizing: border-box; }
 .runs .c-steps { width: 68px; } .runs .c-tokens { width: 82px; }
 .runs .c-duration { width: 88px; } .runs .c-cost { width: 88px; }
 .runs .c-model { width: 130px; } .runs .c-task { width: auto; }
@@ -71,7 +73,7 @@ table.runs { width: 100%; border-collapse: collapse; table-layout: fixed; }
 @media (max-width: 960px) {
   main { padding: 16px 14px 40px; }
   .runs .c-when, .runs .c-steps, .runs .c-tokens { display: none; }
-  .runs .c-model { width: 100px; } .runs .c-status { width: 136px; }
+  .runs .c-model { width: 100px; } .runs .c-status { width: 164px; }
 }
 .filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 0 0 12px; }
 .filters input, .filters select { font: inherit; font-size: 14px; padding: 4px 10px;
@@ -91,6 +93,8 @@ table.runs { width: 100%; border-collapse: collapse; table-layout: fixed; }
   color: var(--fg); font-size: 13px; }
 .meta .k, .label { color: var(--muted); font-size: 12px; }
 .cost { color: var(--faint); font-size: 13px; margin-top: 6px; }
+.decision { font-size: 13px; margin: 6px 0 0; color: var(--magenta); }
+.decision.denied { color: var(--red); }
 .steps { margin-top: 14px; }
 .step { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 12px 18px; margin-bottom: 10px; }

@@ -31,7 +31,8 @@ from tao.format import (
 )
 from tao.protocol.labels import Labels
 from tao.redact.marker import hidden_note
-from tao.state.config import EvalTag, RunConfig
+from tao.redact.scan import redact
+from tao.state.config import Approval, EvalTag, RunConfig
 from tao.state.result import RunResult, Status, Step, StepKind
 from tao.ui.diff import text_block
 
@@ -165,6 +166,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
             f"<code>tao resume {e(item.run_id)}</code>, or decide again here to resume it "
             "now.</p>"
         )
+        reply += "".join(approval_note(record) for record in item.records)
     hidden = f'<input type="hidden" name="csrf" value="{e(csrf)}">' + "".join(
         f'<input type="hidden" name="call" value="{e(call.id)}">' for call in item.calls
     )
@@ -202,9 +204,7 @@ def run_body(
 ) -> str:
     """Header, the pending call (if any), every step, and how the run ended."""
     labels = labels_for(result.lang)
-    cost = run_costs(result, summary.status, summary.duration_s)
-    known = summary if cost_usd(summary) is not None else result
-    cost += f" · cost {cost_text(known)}"
+    cost = run_costs(result, summary.status, summary.duration_s)  # its cost said once
     parts = [
         f"""<section class="run-head" data-status="{e(summary.status)}">
   <h1>{e(result.task)}</h1>
@@ -212,7 +212,8 @@ def run_body(
     <span><span class="k">run</span> <code>{e(result.run_id)}</code></span>
     <span><span class="k">model</span> {e(result.model)}</span>
     <span><span class="k">lang</span> {e(result.lang)}</span>
-    <span><span class="k">started</span> {e(format_time(result.started_at))}</span></div>
+    <span><span class="k">started</span> {e(format_time(result.started_at))}</span>
+    {_parent(result.parent_id)}</div>
   {_eval_head(result.config)}
   <div class="cost">{e(cost)}</div>
 </section>"""
@@ -228,6 +229,22 @@ def run_body(
     parts.append("</section>")
     parts.append(_ending(summary, result, labels))
     return "\n".join(parts)
+
+
+def _parent(parent_id: str | None) -> str:
+    """A follow-up links to the run whose conversation it continues (``tao run --continue``)."""
+    if parent_id is None:
+        return ""
+    return (
+        f'<span class="parent"><span class="k">continues</span> '
+        f'<a href="{e(run_url(parent_id))}"><code>{e(parent_id)}</code></a></span>'
+    )
+
+
+def approval_note(approval: Approval) -> str:
+    """Who decided on a step's call, when, from where, and why (issue 30)."""
+    kind = "approved" if approval.approved else "denied"
+    return f'<p class="decision {kind}">{e(redact(approval.describe()))}</p>'
 
 
 def _ending(summary: RunSummary, result: RunResult, labels: Labels) -> str:
@@ -254,6 +271,10 @@ def step_html(step: Step, labels: Labels) -> str:
     )
     parts = [f'<article class="step{" failed" if failed else ""}" id="step-{step.index}">',
              f'<div class="step-head">{head}</div>']  # fmt: skip
+    parts += [f'<p class="compaction">{e(c.describe())}</p>' for c in step.compactions]
+    parts += [f'<p class="kind">model failed: {e(failure)}</p>' for failure in step.model_failures]
+    if step.model is not None:  # a fallback model answered this step
+        parts.append(f'<p class="kind">answered by {e(step.model)}</p>')
     if step.thought:
         parts.append(
             f'<p class="thought"><span class="label">{e(labels.thought)}</span> '
@@ -279,6 +300,11 @@ def step_html(step: Step, labels: Labels) -> str:
             f'<span class="label">{e(labels.observation)}</span>'
             f"{text_block(step.observation)}</div>"
         )
+    if step.approval is not None:
+        parts.append(approval_note(step.approval))
+    if step.child_run is not None:  # an agent used as a tool: its own run, one click away
+        child = e(run_url(step.child_run))
+        parts.append(f'<p class="child">child run <a href="{child}">{e(step.child_run)}</a></p>')
     parts.append(f'<div class="costs">{e(step_costs(step))}</div>')
     parts.append(_model_io(step))
     parts.append("</article>")

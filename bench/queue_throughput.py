@@ -1,0 +1,174 @@
+"""Runs per second of a queue of runs with 1, 2 and 4 worker processes (issue 28).
+
+Each worker is ``tests/workers/app.py worker C``: a user's own process with a scripted
+model that answers every call after ``--latency`` seconds (200 ms), three calls a run
+(a side effect that runs a child ``sleep 0``, a read-only call, the answer). The workers
+start first and wait; then ``--runs`` runs are submitted at once and the clock runs until
+the last one is ``finished`` in the run log. A fresh PostgreSQL database each time
+(``TAO_TEST_DATABASE_URL``: ``eval "$(bash scripts/start-postgres.sh)"``).
+
+"Steady" runs/s leaves out the ramp (the first runs' dequeue, the submitting): the runs
+between the first and the last to finish, over that time.
+
+Queue overhead per run: one worker of concurrency 1, runs back to back; the wall time per
+run less the run's own duration as the run log records it (dequeue, the agent built for
+the run, the lease, the workflow's own rows).
+
+    python bench/queue_throughput.py                  # 1, 2, 4 workers; 40 runs each
+    python bench/queue_throughput.py --json --runs 24
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+APP = REPO / "tests" / "workers" / "app.py"
+
+
+def fresh_database(admin_url: str) -> tuple[str, str]:
+    import psycopg
+
+    name = f"tao_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    return name, urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: float) -> dict:
+    name, url = fresh_database(admin_url)
+    home = tempfile.mkdtemp(prefix="tao-bench-queue-")
+    env = {
+        **os.environ,
+        "TAO_DATABASE_URL": url,
+        "TAO_HOME": home,
+        "PYTHONPATH": str(REPO),
+        "APP_LEDGER": str(Path(home) / "ledger.txt"),
+        "APP_LATENCY_S": str(latency),
+        "APP_TOOL_S": "0",
+    }
+    os.environ.update({k: env[k] for k in ("TAO_DATABASE_URL", "TAO_HOME", "APP_LEDGER")})
+    procs = []
+    try:
+        for _ in range(workers):
+            proc = subprocess.Popen(
+                [sys.executable, str(APP), "worker", str(concurrency)],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            procs.append(proc)
+        for proc in procs:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().startswith("ready")
+        idle_cpu = sum(_cpu_s(proc.pid) for proc in procs)  # start-up: not the runs'
+        from tests.workers.app import agent
+
+        from tao.store.factory import open_store
+
+        submitter = agent()
+        started = time.perf_counter()
+        run_ids = [submitter.submit(f"job b{n}") for n in range(runs)]
+        submitted = time.perf_counter() - started
+        with open_store() as store:  # one light query a tick: the bench must not load PG
+            while len(store.list_runs(limit=runs + 1, status="finished")) < runs:
+                if time.perf_counter() - started > 300:
+                    raise SystemExit("not all runs finished within 300 s")
+                time.sleep(0.1)
+            wall = time.perf_counter() - started
+            done = [store.get_run(r) for r in run_ids]
+            ends = sorted(store.get_summary(r).finished_at or 0.0 for r in run_ids)
+        cpu = sum(_cpu_s(proc.pid) for proc in procs)
+        own = statistics.mean(sum(step.duration_s for step in r.steps) for r in done)
+        return {
+            "workers": workers,
+            "concurrency": concurrency,
+            "runs": runs,
+            "latency_s": latency,
+            "wall_s": round(wall, 3),
+            "runs_per_s": round(runs / wall, 2),
+            "submit_ms_per_run": round(1000 * submitted / runs, 2),
+            "run_duration_s": round(own, 3),
+            "steady_s_per_run": round((ends[-1] - ends[0]) / (len(ends) - 1), 3),
+            "worker_cpu_ms_per_run": round(1000 * (cpu - idle_cpu) / runs, 1),
+        }
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        drop_database(admin_url, name)
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process and its waited-for children used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--concurrency", type=int, default=4, help="Runs at once per worker.")
+    parser.add_argument("--latency", type=float, default=0.2, help="Seconds per model call.")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-overhead", dest="overhead", action="store_false")
+    args = parser.parse_args()
+    admin_url = os.environ.get("TAO_TEST_DATABASE_URL", "").strip()
+    if not admin_url:
+        raise SystemExit('set TAO_TEST_DATABASE_URL: eval "$(bash scripts/start-postgres.sh)"')
+    rows = [
+        measure(admin_url, int(n), args.concurrency, args.runs, args.latency)
+        for n in args.workers.split(",")
+    ]
+    overhead = measure(admin_url, 1, 1, 10, args.latency) if args.overhead else rows[0]
+    # steady state (one run after another on one slot), less the run's own steps
+    per_run = overhead["steady_s_per_run"] - overhead["run_duration_s"]
+    report = {"throughput": rows, "overhead": {**overhead, "overhead_s_per_run": round(per_run, 3)}}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    base = rows[0]["runs_per_s"]
+    steady = 1 / rows[0]["steady_s_per_run"]
+    print("workers conc.  runs  wall s  runs/s speed-up  steady runs/s speed-up")
+    for row in rows:
+        rate = 1 / row["steady_s_per_run"]
+        print(
+            f"{row['workers']:>7} {row['concurrency']:>5} {row['runs']:>5} {row['wall_s']:>7.2f} "
+            f"{row['runs_per_s']:>7.2f} {row['runs_per_s'] / base:>7.2f}x "
+            f"{rate:>14.2f} {rate / steady:>7.2f}x"
+        )
+    print(
+        f"queue overhead per run: {per_run * 1000:.0f} ms (1 worker, concurrency 1, "
+        f"{overhead['steady_s_per_run']:.3f} s a run, of which the run's steps "
+        f"{overhead['run_duration_s']:.3f} s); submit: {rows[0]['submit_ms_per_run']} ms a run"
+    )
+
+
+if __name__ == "__main__":
+    main()

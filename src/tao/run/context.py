@@ -1,0 +1,79 @@
+"""The tool call in progress, as the code it calls can see it: which run, which step.
+
+An agent used as a tool (``Agent.as_tool``) starts a child run; the child must know
+its parent (to be recorded under it), the parent's budget left (it gets no more), and
+be reachable by the parent's cancel. The driver sets a :class:`CallContext` around each
+call it runs, in the thread that runs it (a context variable: parallel calls each see
+their own), and reads back the child run the call started.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from tao.state.budget import ChildRun
+from tao.state.status import Status
+
+#: Stops a child run from outside (the parent was cancelled or interrupted).
+Stop = Callable[[Status], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Remaining:
+    """What is left of the parent run's budget when the call starts."""
+
+    tokens: int
+    seconds: float
+    #: ``None``: the parent has no money limit.
+    cost_usd: float | None
+
+
+@dataclass(slots=True, eq=False)
+class CallContext:
+    """One tool call of a run: set by the driver, read (and filled in) by the tool."""
+
+    run_id: str
+    step: int
+    tool: str
+    remaining: Remaining
+    #: The child run the call started, once it has ended; the step records it.
+    child: ChildRun | None = None
+    _stops: list[Stop] = field(default_factory=list)
+    _stopped: Status | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_stop(self, stop: Stop) -> None:
+        """Have ``stop`` called when the parent stops (at once, if it already has)."""
+        with self._lock:
+            stopped = self._stopped
+            if stopped is None:
+                self._stops.append(stop)
+        if stopped is not None:
+            stop(stopped)
+
+    def stop(self, status: Status) -> None:
+        with self._lock:
+            self._stopped, stops = status, list(self._stops)
+        for stop in stops:
+            stop(status)
+
+
+_CURRENT: ContextVar[CallContext | None] = ContextVar("tao_call", default=None)
+
+
+def current() -> CallContext | None:
+    """The call being run in this thread or task; ``None`` outside a run's tool call."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def calling(context: CallContext) -> Iterator[CallContext]:
+    token = _CURRENT.set(context)
+    try:
+        yield context
+    finally:
+        _CURRENT.reset(token)

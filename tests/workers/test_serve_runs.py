@@ -1,0 +1,63 @@
+"""``tao serve --queue``: agent runs submitted over HTTP go to the queue (issue 28, SPEC S9)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tao.models import load_model
+from tao.server import Running, make_app
+from tao.store.factory import open_store
+from tao.workers.queue import client
+
+
+def call(port: int, method: str, path: str, body: object = None) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    conn.request(method, path, body=data, headers=headers)
+    response = conn.getresponse()
+    return response.status, json.loads(response.read())
+
+
+def test_a_run_posted_to_the_server_is_queued_for_the_workers_not_run_there(
+    replay: Callable[[list[str]], Path],
+) -> None:
+    """Issue 28: POST /v1/runs records the run `queued` with its settings and enqueues its
+    workflow (a worker runs it; the server runs nothing); GET /v1/runs/ID reads it back; a
+    bad body is a 400 naming the field, recording nothing; an unknown id is a 404."""
+    script = str(replay(["Action: finish[4]"]))
+    app = make_app(load_model(f"replay:{script}"), queue="jobs")
+    with Running(app) as running:
+        status, made = call(
+            running.port,
+            "POST",
+            "/v1/runs",
+            {"task": "2+2?", "config": {"model": f"replay:{script}", "tools": ["calc"]}},
+        )
+        assert status == 202, made
+        assert (made["status"], made["queue"]) == ("queued", "jobs")
+        status, shown = call(running.port, "GET", f"/v1/runs/{made['id']}")
+        assert status == 200
+        assert (shown["status"], shown["task"], shown["config"]["tools"]) == (
+            "queued",
+            "2+2?",
+            ["calc"],
+        )
+        assert shown["config"]["queue"] == "jobs"
+        flow = client().retrieve_workflow(made["id"]).get_status()
+        assert (flow.status, flow.queue_name) == ("ENQUEUED", "jobs")
+
+        status, refused = call(
+            running.port, "POST", "/v1/runs", {"task": "x", "config": {"max_steps": 0}}
+        )
+        assert status == 400 and "max_steps" in refused["error"]["message"]
+        status, refused = call(running.port, "POST", "/v1/runs", {"task": "", "extra": 1})
+        assert status == 400 and "extra" in refused["error"]["message"]
+        status, missing = call(running.port, "GET", "/v1/runs/ffffffff")
+        assert status == 404 and "no run" in missing["error"]["message"]
+    with open_store() as store:
+        assert [s.run_id for s in store.list_runs()] == [made["id"]]
