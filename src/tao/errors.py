@@ -145,6 +145,12 @@ class MissingPackageError(FatalError):
     """An optional feature whose package is not installed; the message gives the pip line."""
 
 
+class PluginError(FatalError):
+    """A plugin (a ``tao.models`` or ``tao.tools`` entry point) that cannot be used: it fails
+    to import, gives the wrong kind of object, or takes a built-in's name. The message
+    names the plugin and its distribution."""
+
+
 class ResumeError(FatalError):
     """A run that cannot be continued: it ended, or it is not where it was said to be."""
 

@@ -64,7 +64,9 @@ WRAPPER = textwrap.dedent(
         lines = ledger.read_text().splitlines() if ledger.exists() else []
         return str(sum(word in line for line in lines))
 
-    registry.TOOL_SETS["ledger"] = lambda context: [append_line, count_lines]
+    registry.TOOL_SETS["ledger"] = registry.ToolSet(
+        name="ledger", factory=lambda context: [append_line, count_lines], help="a ledger"
+    )
     from tao.cli.main import main
 
     main()

@@ -6,6 +6,7 @@ import click
 
 from tao.cli.approve import approve_command, deny_command, resume_command
 from tao.cli.eval import eval_group
+from tao.cli.plugins import plugins_command
 from tao.cli.queue import submit_command, wait_command, worker
 from tao.cli.run import run
 from tao.cli.runs import runs
@@ -28,6 +29,7 @@ runs.add_command(approve_command)
 runs.add_command(deny_command)
 main.add_command(serve)
 main.add_command(ui)
+main.add_command(plugins_command)
 main.add_command(submit_command(run.params))
 main.add_command(worker)
 runs.add_command(wait_command)

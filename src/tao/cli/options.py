@@ -11,6 +11,9 @@ from typing import Protocol, TypeVar
 
 import click
 
+from tao.models.backends import MODEL_FORMS as BACKEND_FORMS
+from tao.tools.registry import TOOL_SETS
+
 F = TypeVar("F", bound=Callable[..., object])
 
 
@@ -20,9 +23,10 @@ class Decorator(Protocol):
     def __call__(self, command: F, /) -> F: ...
 
 
-MODEL_FORMS = "local, local:PATH.gguf, openai:MODEL, anthropic:MODEL, gemini:MODEL, replay:PATH"
-#: Kept in step with tao.tools.registry.TOOL_SETS by a test; importing it would load pydantic.
-TOOL_SET_NAMES = "calc, files, tests, wiki, write, human"
+#: ``--model``'s help: every built-in backend's spec form, and the plugins' (tao plugins).
+MODEL_FORMS = f"{BACKEND_FORMS}, or NAME:SPEC of a plugin (tao plugins)"
+#: The built-in tool sets, as ``--tools``'s help lists them (then: or a plugin's).
+TOOL_SET_NAMES = ", ".join(TOOL_SETS)
 
 
 def shown(flag: str, kind: click.ParamType[object] | type, default: object, text: str) -> Decorator:

@@ -20,7 +20,7 @@ from tao.errors import TaoError
     "model_spec",
     default="local",
     show_default=True,
-    help="local or local:PATH.gguf",
+    help="local, local:PATH.gguf, or NAME:SPEC of a plugin (tao plugins)",
 )
 @click.option(
     "--host",
@@ -77,18 +77,23 @@ def serve(
     """
     from pathlib import Path
 
+    from tao.models import Model, load_model
+    from tao.models.backends import BY_PREFIX
     from tao.models.local import DEFAULT_N_CTX, LocalModel
     from tao.server import serve_forever
 
     kind, _, rest = model_spec.strip().partition(":")
-    if kind != "local":
+    if kind != "local" and kind in BY_PREFIX:  # a provider's API is not ours to serve
         raise click.UsageError(f"only local models can be served, got {model_spec!r}")
     try:
-        model = LocalModel(
-            Path(rest).expanduser() if rest else None,
-            n_ctx=n_ctx or DEFAULT_N_CTX,
-            n_threads=threads,
-        )
+        if kind == "local":
+            model: Model = LocalModel(
+                Path(rest).expanduser() if rest else None,
+                n_ctx=n_ctx or DEFAULT_N_CTX,
+                n_threads=threads,
+            )
+        else:  # a plugin's model (tao plugins): the server answers with whatever it is
+            model = load_model(model_spec)
     except TaoError as error:
         raise cli_error(error) from error
     if host in ("0.0.0.0", "::"):  # noqa: S104 - words about a bind, not a bind

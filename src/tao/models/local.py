@@ -365,6 +365,11 @@ class LocalModel(SyncFirstModel):
         loaded.evaluated.clear()
 
 
+def from_spec(rest: str, /, **options: str) -> LocalModel:
+    """``local`` (the embedded model) or ``local:PATH`` (a GGUF file); no server, no key."""
+    return LocalModel(Path(rest).expanduser() if rest else None)
+
+
 class _Streamer:
     """Generated tokens to ``on_text`` deltas whose concatenation is exactly the reply.
 

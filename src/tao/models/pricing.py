@@ -24,8 +24,10 @@ import functools
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-#: The price table's name for each provider prefix of a model spec.
-PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+from tao.models.backends import BACKENDS
+
+#: The price table's name for each provider prefix of a model spec (from the backends' records).
+PROVIDERS = {b.prefix: b.price_provider for b in BACKENDS if b.price_provider is not None}
 
 
 @dataclass(frozen=True, slots=True)

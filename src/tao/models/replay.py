@@ -69,6 +69,11 @@ class ReplayModel(SyncFirstModel):
         self.calls = max(self.calls, calls)
 
 
+def from_spec(rest: str, /, **options: str) -> ReplayModel:
+    """``replay:PATH``: the script at ``rest`` (a server or key in ``options`` is unused)."""
+    return ReplayModel(Path(rest))
+
+
 class _Reply:
     __slots__ = ("text", "tool_calls")
 

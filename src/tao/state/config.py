@@ -117,7 +117,7 @@ class RunConfig:
             short="-t",
             kind="list",
             repeatable=True,
-            help="Tool sets, comma-separated: {tool_sets}.",
+            help="Tool sets, comma-separated: {tool_sets}, or a plugin's (tao plugins).",
         ),
     )
     """Tool set names (``calc``, ``files``…); ``None`` marks a Python tool, not rebuildable."""

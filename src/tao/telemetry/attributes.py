@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from tao.models.backends import BACKENDS
 from tao.models.base import Message, ModelReply, ModelRequest
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
@@ -27,14 +28,9 @@ Attributes = dict[str, Value]
 
 #: The switch the GenAI conventions name for recording prompts, replies and tool payloads.
 CAPTURE_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-#: ``gen_ai.provider.name`` for each model spec prefix (a custom Model object: ``custom``).
-PROVIDERS = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gcp.gemini",
-    "local": "llama_cpp",
-    "replay": "tao.replay",
-}
+#: ``gen_ai.provider.name`` for each model spec prefix, from the backends' records (a custom
+#: Model object, or a plugin's model: ``custom``).
+PROVIDERS = {backend.prefix: backend.telemetry_name for backend in BACKENDS}
 AGENT_NAME = "tao"
 #: The longest error text put in a span's status (the rest is in the run log).
 MAX_ERROR_CHARS = 300

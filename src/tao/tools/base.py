@@ -30,6 +30,7 @@ import docstring_parser
 from pydantic import BaseModel, ValidationError
 
 from tao.errors import ToolDefinitionError, ToolError
+from tao.lookalikes import skeleton
 from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.limits import run_coroutine
 from tao.tools.params import as_given, params_model
@@ -88,6 +89,13 @@ def normal_name(name: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", name).strip().casefold()
     return _NAME_SEPARATORS.sub("_", folded)
+
+
+def name_keys(name: str) -> set[str]:
+    """The forms two names are compared in: the normal name, and the UTS #39 skeleton
+    taken before and after it (a skeleton keeps case: ``I`` looks like ``l``, ``i`` not)."""
+    normal = normal_name(name)
+    return {normal, normal_name(skeleton(name)), normal_name(skeleton(normal))}
 
 
 class ArgumentError(ToolError):

@@ -1,7 +1,7 @@
 """Tool sets by name, and turning ``tools=[...]`` into a list of :class:`Tool` (SPEC T2).
 
 ``--tools files,tests`` and ``Agent(tools=[my_function, "calc"])`` both end up
-in :func:`resolve_tools`: strings name built-in sets (comma-separated allowed),
+in :func:`resolve_tools`: strings name built-in sets or plugins' (comma-separated allowed),
 :class:`Tool` objects pass through, plain typed functions go through
 :func:`make_tool`. ``finish`` is not added here; the loop always adds it.
 
@@ -11,14 +11,19 @@ in :func:`resolve_tools`: strings name built-in sets (comma-separated allowed),
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tao.errors import ToolDefinitionError, UnknownToolSetError
-from tao.lookalikes import name_problem, skeleton
+from tao.errors import PluginError, TaoError, ToolDefinitionError, UnknownToolSetError
+from tao.lookalikes import name_problem
 from tao.sandbox.settings import Sandbox
-from tao.tools.base import Tool, ToolFunction, make_tool, normal_name
+from tao.tools.base import Tool, ToolFunction, make_tool, name_keys
+
+if TYPE_CHECKING:
+    from tao.plugins import Plugin
 
 #: Tool names the loop owns; a user tool may not take them.
 RESERVED_NAMES = frozenset({"finish"})
@@ -37,6 +42,18 @@ class ToolSetContext:
 
 #: Builds one tool set for a run; each imports its module only when used.
 ToolSetFactory = Callable[[ToolSetContext], list[Tool]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSet:
+    """One built-in tool set, as ``--tools NAME`` names it (SPEC T2)."""
+
+    name: str
+    factory: ToolSetFactory
+    help: str
+    """What the set gives the model, in a few words."""
+    extra: str | None = None
+    """The pip extra its tools need (``pip install 'tao[EXTRA]'``); ``None``: core."""
 
 
 def _calc(context: ToolSetContext) -> list[Tool]:
@@ -75,25 +92,73 @@ def _human(context: ToolSetContext) -> list[Tool]:
     return human_tools(context.ask)
 
 
-#: Built-in tool sets by name (SPEC T2).
-TOOL_SETS: Mapping[str, ToolSetFactory] = {
-    "calc": _calc,
-    "files": _files,
-    "tests": _tests,
-    "wiki": _wiki,
-    "write": _write,
-    "human": _human,
+#: Built-in tool sets by name, in the order the help lists them (SPEC T2). Adding one is
+#: one record here; other packages add theirs as ``tao.tools`` plugins (:mod:`tao.plugins`).
+TOOL_SETS: dict[str, ToolSet] = {
+    s.name: s
+    for s in (
+        ToolSet(name="calc", factory=_calc, help="a calculator"),
+        ToolSet(name="files", factory=_files, help="read and list the project's files"),
+        ToolSet(name="tests", factory=_tests, help="run the project's tests (pytest)"),
+        ToolSet(name="wiki", factory=_wiki, help="search a local Wikipedia", extra="wiki"),
+        ToolSet(name="write", factory=_write, help="write and edit the project's files"),
+        ToolSet(name="human", factory=_human, help="ask a person"),
+    )
 }
 
 
 def _set_names(spec: str) -> list[str]:
+    """The set names in ``"files, Tests"``; a name no built-in has must be a plugin's."""
     names = [part.strip().lower() for part in spec.split(",") if part.strip()]
     unknown = [name for name in names if name not in TOOL_SETS]
     if unknown:
-        raise UnknownToolSetError(
-            f"unknown tool set {unknown[0]!r}; valid sets: {', '.join(TOOL_SETS)}"
-        )
+        from tao import plugins
+
+        if plugins.find(plugins.TOOLS, unknown[0], TOOL_SETS) is None:
+            valid = [*TOOL_SETS, *plugins.names(plugins.TOOLS, TOOL_SETS)]
+            raise UnknownToolSetError(
+                f"unknown tool set {unknown[0]!r}; valid sets: {', '.join(valid)}"
+                f"{plugins.unknown_note()}"
+            )
     return names
+
+
+def _build(name: str, context: ToolSetContext) -> list[Tool]:
+    """A built-in set's tools, or a plugin's."""
+    if name in TOOL_SETS:
+        return TOOL_SETS[name].factory(context)
+    from tao import plugins
+
+    plugin = plugins.find(plugins.TOOLS, name, TOOL_SETS)
+    if plugin is None:  # checked by _set_names; uninstalled since
+        raise UnknownToolSetError(f"unknown tool set {name!r}")
+    return plugin_tools(plugin, plugins.load(plugin), context)
+
+
+def plugin_tools(plugin: Plugin, given: object, context: ToolSetContext) -> list[Tool]:
+    """A ``tao.tools`` plugin's tools from what its entry point names: a :class:`Tool`, a
+    list of them, or a callable returning either (given the context if it takes one)."""
+    from tao import plugins
+
+    if callable(given) and not isinstance(given, Tool):
+        try:
+            takes = len(inspect.signature(given).parameters) > 0
+            given = given(context) if takes else given()
+        except TaoError:
+            raise
+        except (Exception, SystemExit) as error:  # the plugin's bug: one line, no traceback
+            raise plugins.failed(plugin, "failed to make its tools", error) from None
+    tools = [given] if isinstance(given, Tool) else given
+    if not isinstance(tools, list | tuple) or not all(isinstance(t, Tool) for t in tools):
+        raise PluginError(
+            f"{plugin.label()} gave {given!r}, not a tao Tool (@tool), a list of them, "
+            "or a callable returning them"
+        )
+    try:
+        check_names(tools)
+    except ToolDefinitionError as error:  # e.g. a tool named 'finish', or two alike
+        raise PluginError(f"{plugin.label()} gave tools that cannot be used: {error}") from None
+    return list(tools)
 
 
 def resolve_tools(
@@ -122,7 +187,7 @@ def resolve_tools(
             for name in _set_names(spec):
                 if name not in built_sets:  # "files,files" is one files set
                     built_sets.add(name)
-                    tools.extend(TOOL_SETS[name](context))
+                    tools.extend(_build(name, context))
         elif callable(spec):
             tools.append(make_tool(spec))
         else:
@@ -164,10 +229,3 @@ def check_names(tools: Sequence[Tool]) -> None:
                 "and 1 or rn and m, Unicode UTS #39); rename one"
             )
         seen.update(dict.fromkeys(keys, item.name))
-
-
-def name_keys(name: str) -> set[str]:
-    """The forms two names are compared in: the normal name, and the UTS #39 skeleton
-    taken before and after it (a skeleton keeps case: ``I`` looks like ``l``, ``i`` not)."""
-    normal = normal_name(name)
-    return {normal, normal_name(skeleton(name)), normal_name(skeleton(normal))}
