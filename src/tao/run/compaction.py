@@ -33,6 +33,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tao.errors import InternalError
 from tao.models.base import Message, ModelRequest
 from tao.models.window import Counter, Overflow
 from tao.protocol.labels import Labels
@@ -91,7 +92,8 @@ class Context:
 
     def room(self) -> int:
         """Tokens the prompt may take: the window less the reply's room (at least half)."""
-        assert self.window is not None
+        if self.window is None:
+            raise InternalError("room() asked of a run with no context window")
         return max(self.window - self.reply_room, self.window // 2)
 
     def shown(self, transcript: Sequence[Message]) -> list[Message]:
@@ -119,7 +121,8 @@ def make_room(
 ) -> Generator[Request, Answer, str | None]:
     """Compact the oldest steps until the view is under :data:`LOW` of the room; ``None``
     when it fits the window, else why it cannot (the task and newest step alone overflow)."""
-    assert context.window is not None
+    if context.window is None:
+        raise InternalError("compaction asked of a run with no context window")
     room = context.room()
     shown = context.shown(transcript)
     before = context.tokens(shown)
@@ -156,7 +159,8 @@ def _compaction(
     """One compaction keeping the newest ``keep`` turns: the shortest range of stubs that
     reaches the low-water mark, else the whole old range folded (or summarized)."""
     policy, room = context.policy, context.room()
-    assert policy is not None
+    if policy is None:
+        raise InternalError("compaction asked of a run with no compaction policy")
     before = context.tokens(context.shown(transcript))
     boundary = starts[-keep]
     covered = max((c.end for c in context.compactions), default=starts[0])

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tao.errors import FatalError
+from tao.errors import FatalError, InternalError
 from tao.events import (
     ActionEvent,
     AnswerEvent,
@@ -336,7 +336,8 @@ class Driver:
 
     def _left(self) -> Remaining:
         """What the run may still spend: a child run started by a call gets no more."""
-        assert self.result is not None
+        if self.result is None:
+            raise InternalError("a child run asked for the budget before its parent started")
         config, usage = self.parts.setup.config, self.result.usage
         cost = None
         if config.max_cost_usd is not None:

@@ -242,8 +242,8 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
     request = _model_request(run, shown, index, elapsed, answer_only=forced is not None)
     answer = yield AskModel(index, request)
     refused = overflow(answer.message) if isinstance(answer, ModelFailure) else None
-    if refused is not None and context.policy is not None:  # the reactive path: once
-        assert isinstance(answer, ModelFailure)
+    if refused is not None and isinstance(answer, ModelFailure) and context.policy is not None:
+        # the reactive path (once): a refusal for size makes room and asks again
         context.learn(refused, shown)
         said = f"{refused.requested:,} tokens" if refused.requested else "the request"
         full = yield from make_room(context, sent, index, f"the provider refused {said}")
