@@ -146,10 +146,12 @@ def main() -> None:
         measure(admin_url, int(n), args.concurrency, args.runs, args.latency)
         for n in args.workers.split(",")
     ]
-    overhead = measure(admin_url, 1, 1, 10, args.latency) if args.overhead else rows[0]
-    # steady state (one run after another on one slot), less the run's own steps
-    per_run = overhead["steady_s_per_run"] - overhead["run_duration_s"]
-    report = {"throughput": rows, "overhead": {**overhead, "overhead_s_per_run": round(per_run, 3)}}
+    report: dict[str, object] = {"throughput": rows}
+    overhead = measure(admin_url, 1, 1, 10, args.latency) if args.overhead else None
+    if overhead is not None:
+        # steady state (one run after another on one slot), less the run's own steps
+        per_run = overhead["steady_s_per_run"] - overhead["run_duration_s"]
+        report["overhead"] = {**overhead, "overhead_s_per_run": round(per_run, 3)}
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -163,6 +165,8 @@ def main() -> None:
             f"{row['runs_per_s']:>7.2f} {row['runs_per_s'] / base:>7.2f}x "
             f"{rate:>14.2f} {rate / steady:>7.2f}x"
         )
+    if overhead is None:  # --no-overhead: a concurrency-1 row would be needed to say it
+        return
     print(
         f"queue overhead per run: {per_run * 1000:.0f} ms (1 worker, concurrency 1, "
         f"{overhead['steady_s_per_run']:.3f} s a run, of which the run's steps "
