@@ -11,12 +11,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.fakes.calls import ready
 
 from tao.approval.policy import Policy
 from tao.errors import ToolError
-from tao.run.act import execute, prepare
-from tao.state.calls import Call, Ready
-from tao.tools.base import Tool
+from tao.run.act import execute
 from tao.tools.files import file_tools
 from tao.tools.write import write_tools
 
@@ -38,13 +37,6 @@ def policy(tmp_path: Path, text: str = OUT_RULE) -> Policy:
     path = tmp_path / "policy.toml"
     path.write_text(text)
     return Policy.load(path)
-
-
-def ready(tool: Tool, **arguments: object) -> Ready:
-    """Validate as the loop does: the path is resolved once, here."""
-    outcome = prepare(Call(tool.name, "", "native", dict(arguments)), {tool.name: tool})  # type: ignore[arg-type]
-    assert isinstance(outcome, Ready), outcome
-    return outcome
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.calls import ready
 
 from tao.agent import Agent
 from tao.approval.policy import Policy, PolicyError, ProjectPolicyError, path_covered
-from tao.run.act import prepare
-from tao.state.calls import Call, Ready
 from tao.tools.base import Tool
 from tao.tools.write import write_tools
 
@@ -44,13 +43,6 @@ def rules(tmp_path: Path, text: str) -> Policy:
     path = tmp_path / "policy.toml"
     path.write_text(text)
     return Policy.load(path)
-
-
-def ready(tool: Tool, **arguments: object) -> Ready:
-    """Validate as the loop does: the path is resolved once, here."""
-    outcome = prepare(Call(tool.name, "", "native", dict(arguments)), {tool.name: tool})  # type: ignore[arg-type]
-    assert isinstance(outcome, Ready), outcome
-    return outcome
 
 
 def covers(policy: Policy, tool: Tool, path: str) -> bool:
