@@ -10,6 +10,8 @@ for event in agent.stream("What is 17 * 23 + 4?"):
             print(step.observation)
         case AnswerEvent(answer=answer):
             print("answer step:", answer)
+        case CompactionEvent() as made:
+            print(made.describe())
         case FinalEvent(result=result):
             print("answer:", result.answer)
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tao.state.compaction import Compaction
 from tao.state.config import PendingCall
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunResult, Step
@@ -74,10 +77,56 @@ class AnswerEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """Older steps were compacted to make room in the context window (issue 27), just
+    before the model request of ``step``: what the model is shown of steps
+    ``first_step``-``last_step`` shrank from ``tokens_before`` to ``tokens_after``. Only
+    the model's view changes; the run's record keeps every observation. ``record`` is the
+    decision as the run log stores it (``Step.compactions`` of ``step``, once it is done)."""
+
+    step: int
+    first_step: int
+    last_step: int
+    policy: str
+    tokens_before: int
+    tokens_after: int
+    window: int
+    reason: str
+    record: Compaction
+
+    @classmethod
+    def of(cls, record: Compaction) -> CompactionEvent:
+        """The event for a compaction the loop just made."""
+        return cls(
+            step=record.step,
+            first_step=record.first_step,
+            last_step=record.last_step,
+            policy=record.policy,
+            tokens_before=record.tokens_before,
+            tokens_after=record.tokens_after,
+            window=record.window,
+            reason=record.reason,
+            record=record,
+        )
+
+    def describe(self) -> str:
+        """The line ``tao runs show`` prints for it: ``steps 1-12 compacted (elide): …``."""
+        return self.record.describe()
+
+
+@dataclass(frozen=True, slots=True)
 class FinalEvent:
     """The run ended; ``result.status`` says how."""
 
     result: RunResult
 
 
-Event = TextDelta | ActionEvent | ApprovalEvent | ObservationEvent | AnswerEvent | FinalEvent
+Event = (
+    TextDelta
+    | ActionEvent
+    | ApprovalEvent
+    | CompactionEvent
+    | ObservationEvent
+    | AnswerEvent
+    | FinalEvent
+)

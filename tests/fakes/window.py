@@ -23,7 +23,7 @@ import re
 import threading
 from typing import Any, Literal
 
-from tests.fakes.http import FakeServer, Reply, Request, chat_completion
+from tests.fakes.http import FakeServer, Reply, Request, chat_completion, streamed_chat
 
 Shape = Literal["openai", "anthropic", "gemini"]
 #: What a summary request is answered with.
@@ -127,7 +127,7 @@ class WindowServer(FakeServer):
                 return Reply.json(refusal(self.shape, self.window, tokens), 400)
             if str(body["messages"][0].get("content", "")).startswith("You compact"):
                 self.summaries += 1
-                return Reply.json(chat_completion(SUMMARY, body))
+                return _text(SUMMARY, body)
             self.answered += 1
             self.fitted.append(body)
             self.sizes.append(tokens)
@@ -151,7 +151,7 @@ class WindowServer(FakeServer):
             text = f"Thought: step {step}.\nAction: {tool}[{value}]"
             if tool == "finish":
                 text = f"Thought: I read them all.\nFinal Answer: {value}"
-            return Reply.json(chat_completion(text, body))
+            return _text(text, body)
         reply = chat_completion("", body)
         reply["choices"][0]["message"] = {
             "role": "assistant",
@@ -166,6 +166,13 @@ class WindowServer(FakeServer):
         }
         reply["choices"][0]["finish_reason"] = "tool_calls"
         return Reply.json(reply)
+
+
+def _text(text: str, body: dict[str, Any]) -> Reply:
+    """A text reply, streamed as the SDK asked (``Agent.stream``) or whole."""
+    if body.get("stream"):
+        return Reply.sse(streamed_chat([text], body))
+    return Reply.json(chat_completion(text, body))
 
 
 def dropped(span: Any) -> list[dict[str, str]]:

@@ -22,6 +22,7 @@ from tao.events import (
     ActionEvent,
     AnswerEvent,
     ApprovalEvent,
+    CompactionEvent,
     Event,
     FinalEvent,
     ObservationEvent,
@@ -292,7 +293,11 @@ class Driver:
 
     def model_request(self, request: AskModel) -> ModelRequest:
         """What the model is sent for ``request``: keyed by the run, so a provider's prompt
-        cache groups the run's steps (each one's prompt is the one before, extended)."""
+        cache groups the run's steps (each one's prompt is the one before, extended). The
+        compactions made for it are streamed first, as they happen."""
+        if self.emit is not ignore:
+            for record in request.compactions:
+                self.emit(CompactionEvent.of(record))
         if self.result is None:
             return request.request
         return dataclasses.replace(request.request, cache_key=self.result.run_id)
