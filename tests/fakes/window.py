@@ -99,8 +99,9 @@ class WindowServer(FakeServer):
         recall_at: int | None = None,
         hold_at: int | None = None,
         files: bool = False,
+        says_window: bool = False,
     ) -> None:
-        super().__init__(self._answer, prefix="/v1")
+        super().__init__(self._answer, prefix="/v1", model_info=says_window)
         self.window, self.shape, self.reads, self.native = window, shape, reads, native
         self.recall_at, self.hold_at = recall_at, hold_at
         #: Read with the built-in ``read_file`` (``f01.txt``…) instead of a ``read(n)`` tool.
@@ -119,6 +120,8 @@ class WindowServer(FakeServer):
         self._lock = threading.Lock()
 
     def _answer(self, request: Request) -> Reply:
+        if request.method == "GET":  # ``says_window``: the model's window, as vLLM lists it
+            return Reply.json({"data": [{"id": "scripted", "max_model_len": self.window}]})
         body = request.body
         with self._lock:
             tokens = prompt_tokens(body)

@@ -272,7 +272,7 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
         return Ending(Status.ERROR, error=answer.message)
     if not isinstance(answer, ModelAnswer):
         raise InternalError(f"the driver answered a model call with {type(answer).__name__}")
-    if context.count is estimate and context.window is not None and context.policy is not None:
+    if context.estimated and context.window is not None and context.policy is not None:
         context.calibrate(shown, answer.reply.input_tokens)
     answer = _with_summaries(answer, context)
     return Turn(index, sent, answer, forced=forced, compactions=tuple(context.new))
