@@ -9,6 +9,7 @@ without network meets it, through a real run; and the counting path with a real 
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import pytest
@@ -84,3 +85,12 @@ def test_offline_tiktoken_warns_once_and_the_run_goes_on_with_the_estimate() -> 
     assert "o200k_base" in text and "TIKTOKEN_CACHE_DIR" in text and "estimate" in text
     assert server.refused == 0
     assert sum(len(s.compactions) for s in result.steps) >= 2
+
+
+def test_without_the_extra_openai_models_are_estimated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tao[tiktoken]`` not installed: gpt-4o is counted with the estimate, silently."""
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import raises ImportError
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = Agent("openai:gpt-4o", api_key="k", base_url="http://127.0.0.1:9/v1").model
+        assert counter_of(model) is estimate
