@@ -58,7 +58,7 @@ def test_the_embedded_model_reads_more_than_its_window_holds(tmp_path: Path) -> 
     result = Agent(config=config).run(task)
     with open_store() as store:
         steps = store.get_run(result.run_id).steps
-    done = [(s.index, s.kind.value, s.tool, s.argument) for s in steps]
+    done = [(s.index, s.kind.value, s.tool, s.arguments) for s in steps]
     assert result.status is Status.FINISHED, (result.error, result.stop_reason, done)
     observed = "\n".join(s.observation or "" for s in steps if s.tool == "read_file")
     for n in range(1, FILES + 1):  # each file whole in the record, compacted or not
