@@ -323,7 +323,9 @@ class Driver:
         ready, shown = request.calls[i], request.approved_previews[i]
         if self.result is None:
             return execute(ready, self.parts.executor, timeout_s=request.timeout_s)
-        context = CallContext(self.result.run_id, request.step, ready.tool.name, self._left())
+        context = CallContext(
+            self.result.run_id, request.step, ready.tool.name, self._left(), self.parts.approve
+        )
         with self._closing:
             self._calls.add(context)
         try:
