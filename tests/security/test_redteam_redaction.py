@@ -112,6 +112,33 @@ def test_a_token_split_into_string_pieces_is_hidden_S8(text: str) -> None:
     assert OPENAI[14:] not in shown and OPENAI[20:] not in shown, shown
 
 
+#: One maker per provider shape: a token of that shape whose body is drawn from ``seed``.
+GLUED_MAKERS: dict[str, Callable[[str], str]] = {
+    "github": lambda b: "ghp_" + (b * 8)[:36],
+    "github fine-grained": lambda b: "github_pat_" + (b * 12)[:22] + "_" + (b * 12)[:59],
+    "gitlab": lambda b: "glpat-" + (b * 8)[:20],
+    "npm": lambda b: "npm_" + (b * 8)[:36],
+    "openai": lambda b: "sk-proj-" + (b * 8)[:48],
+    "pypi": lambda b: "pypi-" + (b * 12)[:60],
+    "stripe": lambda b: "sk_live_" + (b * 8)[:24],
+    "google": lambda b: "AIza" + (b * 8)[:35],
+    "hugging face": lambda b: "hf_" + (b * 8)[:34],
+    "aws": lambda b: "AKIA" + (b.upper() * 8)[:16],
+}
+GLUED_BODIES = ("Qw7Er9Ty2U", "Zx8Cv6Bn4M", "Lk3Jh5Gf1D", "Pm9Nb2Vc7X")
+
+
+@pytest.mark.parametrize("kind", sorted(GLUED_MAKERS))
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_tokens_glued_end_to_end_leave_nothing_readable_S8(kind: str, count: int) -> None:
+    """S8: tokens of one shape glued with no separator (a pasted list, a concatenated
+    config value) are each hidden in full; a shape whose body alphabet lacks its prefix's
+    ``_`` or ``-`` used to stop one token in and leave the next one's body readable."""
+    tokens = [GLUED_MAKERS[kind](body) for body in GLUED_BODIES[:count]]
+    for token in tokens:
+        assert not leaks("key " + "".join(tokens) + " end", token), (kind, token)
+
+
 @pytest.mark.parametrize(
     "line",
     [
