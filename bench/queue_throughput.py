@@ -37,6 +37,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from tao.workers.worker import SWEEP_S
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -70,6 +72,7 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
         "APP_LEDGER": str(Path(home) / "ledger.txt"),
         "APP_LATENCY_S": str(latency),
         "APP_TOOL_S": "0",
+        "APP_SWEEP_S": str(SWEEP_S),  # what `tao worker` does (the tests sweep faster)
     }
     os.environ.update({k: env[k] for k in ("TAO_DATABASE_URL", "TAO_HOME", "APP_LEDGER")})
     procs = []
@@ -87,6 +90,7 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             assert proc.stdout is not None
             assert proc.stdout.readline().startswith("ready")
         idle_cpu = sum(_cpu_s(proc.pid) for proc in procs)  # start-up: not the runs'
+        idle_xacts = _transactions(admin_url, name)
         from tests.workers.app import agent
 
         from tao.store.factory import open_store
@@ -109,6 +113,8 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
                 for r in done
             )
         cpu = sum(_cpu_s(proc.pid) for proc in procs)
+        xacts = _transactions(admin_url, name) - idle_xacts
+        phases = timeline(url, run_ids)
         own = statistics.mean(sum(step.duration_s for step in r.steps) for r in done)
         return {
             "workers": workers,
@@ -124,6 +130,8 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             "run_duration_s": round(own, 3),
             "steady_s_per_run": round((ends[-1] - ends[0]) / (len(ends) - 1), 3),
             "worker_cpu_ms_per_run": round(1000 * (cpu - idle_cpu) / runs, 1),
+            "db_transactions_per_run": round(xacts / runs, 1),
+            "phases_ms": phases,
         }
     finally:
         for proc in procs:
@@ -134,6 +142,69 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
         drop_database(admin_url, name)
+
+
+def timeline(url: str, run_ids: list[str]) -> dict[str, float]:
+    """Where a run's time goes beyond its own steps, median ms a run, from the two logs'
+    timestamps (PostgreSQL's and the run log's clocks are this machine's).
+
+    ``submit``: the run's ``queued`` row to its workflow's row (the enqueue); ``held``: the
+    time DBOS held the workflow (dequeued to ``SUCCESS``) less the run's own steps (the
+    workflow's dispatch and rows, the agent built, the run reopened, its lease, its end
+    recorded); ``refill``: a workflow's end to the same worker's next dequeue (the poll
+    interval and the dequeue itself: how long a freed slot stays empty)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        flows = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT workflow_uuid, created_at, started_at_epoch_ms, updated_at, executor_id"
+                " FROM dbos.workflow_status WHERE workflow_uuid = ANY(%s)",
+                (run_ids,),
+            )
+        }
+        runs = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT r.id, r.started_at, sum(s.duration_s) FROM runs r"
+                " JOIN steps s ON s.run_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id",
+                (run_ids,),
+            )
+        }
+    submit, held = [], []
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for run_id in run_ids:
+        created, dequeued, closed, executor = flows[run_id]
+        queued_at, steps = runs[run_id]
+        submit.append(created / 1000 - queued_at)
+        held.append((closed - dequeued) / 1000 - steps)
+        by_worker.setdefault(executor, []).append((dequeued / 1000, closed / 1000))
+    refill = []
+    for spans in by_worker.values():
+        dequeues = sorted(d for d, _ in spans)
+        for _, closed in spans:
+            later = [d for d in dequeues if d >= closed]
+            if later:
+                refill.append(later[0] - closed)
+    return {
+        name: round(1000 * statistics.median(values), 1)
+        for name, values in (("submit", submit), ("held", held), ("refill", refill or [0.0]))
+    }
+
+
+def _transactions(admin_url: str, name: str) -> int:
+    """Transactions PostgreSQL has ended in the bench's database so far (its statistics
+    lag by up to a second: read after the batch, the figure is a little low)."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_stat_clear_snapshot()")
+        row = admin.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+            (name,),
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _cpu_s(pid: int) -> float:

@@ -118,6 +118,10 @@ class Worker:
                 "application_version": APP_VERSION,
                 "executor_id": self.id,
                 "log_level": "WARNING",
+                # DBOS pings each pooled connection before every transaction (a round trip
+                # each); a dropped connection is seen by the statement itself, and DBOS's
+                # own retry takes a fresh one.
+                "db_engine_kwargs": {"pool_pre_ping": False},
             }
         )
         DBOS.listen_queues([self.queue])
@@ -284,17 +288,15 @@ def _hand_back(executor_ids: list[str]) -> None:
     DBOS._recover_pending_workflows(executor_ids)
 
 
-def _continue(run_id: str) -> str:
+@DBOS.workflow(name=WORKFLOW)
+def _run(run_id: str) -> str:
+    """A run on the queue: continued through tao's resume, in the workflow itself.
+
+    No DBOS step inside: a step would only add two rows a run (its check before, its
+    output after) that nothing reads, since a recovered workflow runs this again and tao's
+    journal, not DBOS's replay, decides what is done again (a run that already ended
+    answers with its status)."""
     worker = _current
     if worker is None:
         raise RuntimeError("a tao run was dequeued outside a worker")
     return worker.continue_run(run_id)
-
-
-_continue_step = DBOS.step(name="tao.continue")(_continue)
-
-
-@DBOS.workflow(name=WORKFLOW)
-def _run(run_id: str) -> str:
-    """A run on the queue: one step, which continues it through tao's resume."""
-    return _continue_step(run_id)
