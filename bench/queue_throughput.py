@@ -14,11 +14,17 @@ polling for the end; the submitter still shares the CPU).
 "Steady" runs/s leaves out the ramp (the first runs' dequeue, the submitting): the runs
 between the first and the last to finish, over that time.
 
+Per row, load-independent evidence of the queue's own cost: the workers' CPU per run
+(``/proc``; their polling while the batch runs included), PostgreSQL transactions per run
+in the bench's database (``pg_stat_database``; the bench's own polling included), and from
+the logs' timestamps (:func:`timeline`) how long DBOS held a run beyond its steps and how
+long a freed slot stayed empty.
+
 Queue overhead per run: one worker of concurrency 1, runs back to back; the wall time per
 run less the run's own duration as the run log records it (dequeue, the agent built for
 the run, the lease, the workflow's own rows).
 
-    python bench/queue_throughput.py                  # 1, 2, 4 workers; 40 runs each
+    python bench/queue_throughput.py                  # 1, 2, 4 workers; 200 runs each
     python bench/queue_throughput.py --json --runs 24
 """
 
@@ -215,7 +221,7 @@ def _cpu_s(pid: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4, help="Runs at once per worker.")
     parser.add_argument("--latency", type=float, default=0.2, help="Seconds per model call.")
     parser.add_argument("--workers", default="1,2,4")
@@ -245,7 +251,8 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in before)}")
     print(
         "workers conc.  runs  wall s  runs/s speed-up  pool runs/s speed-up"
-        "  steady runs/s speed-up  load avg after"
+        "  steady runs/s speed-up  load avg after  cpu ms/run  db tx/run"
+        "  held ms  refill ms"
     )
     for row in rows:
         rate = 1 / row["steady_s_per_run"]
@@ -253,7 +260,9 @@ def main() -> None:
             f"{row['workers']:>7} {row['concurrency']:>5} {row['runs']:>5} {row['wall_s']:>7.2f} "
             f"{row['runs_per_s']:>7.2f} {row['runs_per_s'] / base:>7.2f}x "
             f"{row['pool_runs_per_s']:>12.2f} {row['pool_runs_per_s'] / pool:>7.2f}x "
-            f"{rate:>14.2f} {rate / steady:>7.2f}x  {row['load_average'][0]:.2f}"
+            f"{rate:>14.2f} {rate / steady:>7.2f}x  {row['load_average'][0]:>14.2f}"
+            f"  {row['worker_cpu_ms_per_run']:>10.1f} {row['db_transactions_per_run']:>10.1f}"
+            f"  {row['phases_ms']['held']:>7.1f} {row['phases_ms']['refill']:>10.1f}"
         )
     if overhead is None:  # --no-overhead: a concurrency-1 row would be needed to say it
         return
