@@ -50,11 +50,13 @@ def entropy_spans(text: str) -> Iterator[Span]:
     while (match := _ENV_LINE.search(text, position)) is not None:
         position = match.end()
         at = match.start()
-        if tried.full(at) or (looks_random(match.group(2)) and found.full(at)):
+        full = tried.full(at)
+        random = not full and looks_random(match.group(2))  # judged once per line
+        if full or (random and found.full(at)):
             span = tried.hide(at)
             yield span
             position = max(position, span[1])
-        elif looks_random(match.group(2)):
+        elif random:
             yield match.span(2)
 
 
