@@ -420,3 +420,86 @@ def test_a_writable_folder_too_big_to_search_is_read_only_S10(tmp_path: Path) ->
     (tmp_path / "d3" / ".git").mkdir()
     assert later_run(tmp_path, max_entries=5) == [tmp_path]
     assert later_run(tmp_path) == [tmp_path / "d3" / ".git"]
+
+
+PLANTED = {
+    ".git/config": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+    "sub/.git": "gitdir: ../evil\n",
+    "deep/er/.hg/hgrc": "[hooks]\nprecommit = touch /tmp/pwned\n",
+    "jj/.jj/repo": "x",
+    "svn/.svn/wc.db": "x",
+    "bzr/.bzr/branch.conf": "x",
+    "venv/pyvenv.cfg": "home = /usr/bin\n",
+    "venv/lib/site-packages/evil.pth": "import os\n",
+}
+
+
+def test_metadata_a_test_creates_where_there_was_none_is_removed_after_it_S10(
+    world: dict[str, Path],
+) -> None:
+    """A writable project with no `.git` of its own: a test creates one (or `.hg`, `.jj`,
+    `.svn`, `.bzr`, a `.git` file redirecting elsewhere, a virtual environment) with a
+    `core.fsmonitor` or a hook, which the person's next `git status` (a shell prompt runs
+    one) would execute unconfined. What did not exist before the call is removed after it,
+    and the observation says so; the project's own new files stay."""
+    project = world["project"]
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = f"""
+for name, text in {PLANTED!r}.items():
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    open(name, 'w').write(text)
+os.makedirs('evil', exist_ok=True)
+os.makedirs('sub3', exist_ok=True); os.symlink('../evil', 'sub3/.git')
+open('kept.txt', 'w').write('fine')
+print('PLANTED', len(os.listdir('.')))
+"""
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert printed(output, "PLANTED"), output
+    for name in PLANTED:  # a venv without its pyvenv.cfg is inert: no Python reads its .pth
+        assert name.endswith(".pth") or not (project / name).exists(), (name, output)
+    assert not os.path.lexists(project / "sub3" / ".git")
+    for top in (".git", "deep/er/.hg", "jj/.jj", "svn/.svn", "bzr/.bzr"):
+        assert not os.path.lexists(project / top), top
+    assert (project / "kept.txt").read_text() == "fine"
+    assert (project / "deep" / "er").is_dir()  # only the metadata goes, not its folder
+    assert (project / "evil").is_dir()  # a link's target is not the link
+    assert "removed" in output and ".git" in output, output
+
+
+def test_a_marker_dropped_in_a_source_folder_costs_that_folder_nothing_S10(
+    world: dict[str, Path],
+) -> None:
+    """The undo must not become a way to delete the person's files: a `pyvenv.cfg` dropped
+    into `src/` removes the marker only, and a `.git` symlink to `src` removes the link."""
+    project = world["project"]
+    (project / "src").mkdir()
+    (project / "src" / "main.py").write_text("print('mine')\n")
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = "open('src/pyvenv.cfg', 'w').write('home = /usr/bin')\nos.symlink('src', '.git')"
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert (project / "src" / "main.py").read_text() == "print('mine')\n", output
+    assert not (project / "src" / "pyvenv.cfg").exists() and not os.path.lexists(project / ".git")
+
+
+def test_a_git_symlink_already_there_protects_its_target_S10(world: dict[str, Path]) -> None:
+    """A `.git` that is a symlink to a folder inside the writable project (git follows it):
+    its target is as read-only as a real `.git` folder, so no hook or fsmonitor lands."""
+    project = world["project"]
+    (project / "gitdir" / "hooks").mkdir(parents=True)
+    (project / "gitdir" / "config").write_text("[core]\n")
+    (project / ".git").symlink_to("gitdir")
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = """
+for target in ['gitdir/config', 'gitdir/hooks/pre-commit', '.git/config']:
+    try:
+        open(target, 'w').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')
+        print('WROTE', target)
+    except OSError as error:
+        print('NO', target, error)
+"""
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert printed(output, "WROTE") == [] and len(printed(output, "NO ")) == 3, output
+    assert (project / "gitdir" / "config").read_text() == "[core]\n"

@@ -34,6 +34,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
+from tao.sandbox.protected import planted, remove_planted, snapshot
 from tao.tools.base import Tool, make_tool
 from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
@@ -163,8 +164,11 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     check_pytest_config(root, target.absolute)
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
+    sandbox = sandbox or Sandbox()
+    writable = [Path(os.path.realpath(folder)) for folder in sandbox.writable]
+    before = snapshot(writable)
     with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
-        command, env, note = _command(root, shown, sandbox or Sandbox(), scratch)
+        command, env, note = _command(root, shown, sandbox, scratch)
         try:
             process = subprocess.Popen(  # a fixed command; the path comes after --
                 command,
@@ -186,7 +190,30 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     output = reader.text().rstrip("\n")
     if note is not None:
         output += f"\n[run_tests: note: {note}]"
+    output += _undo_planted(root, writable, before)
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
+
+
+def _undo_planted(root: Path, writable: list[Path], before: frozenset[Path]) -> str:
+    """Remove the VCS metadata and virtual environments the tests created in a writable
+    folder (they would run later, unconfined, at the person's next ``git status``;
+    :mod:`tao.sandbox.protected`), and say so in the observation."""
+    removed = remove_planted(planted(writable, before)) if writable else []
+    if not removed:
+        return ""
+    names = ", ".join(_shown_path(root, path) for path in removed)
+    return (
+        f"\n[run_tests: removed {names}: created by the tests, version-control metadata or "
+        "a virtual environment would run later outside the sandbox]"
+    )
+
+
+def _shown_path(root: Path, path: Path) -> str:
+    """``path`` relative to the project when inside it, else as it is."""
+    try:
+        return str(path.relative_to(Path(os.path.realpath(root))))
+    except ValueError:
+        return str(path)
 
 
 #: Signals the sandbox's limits send, as exit codes 128 + n say them to the model.
