@@ -503,3 +503,50 @@ for target in ['gitdir/config', 'gitdir/hooks/pre-commit', '.git/config']:
     output = run_attack(project, show(body), Sandbox(writable=(project,)))
     assert printed(output, "WROTE") == [] and len(printed(output, "NO ")) == 3, output
     assert (project / "gitdir" / "config").read_text() == "[core]\n"
+
+
+POISON = """
+import importlib.util, marshal
+def poison(source, compiled, text):
+    info = os.stat(source)
+    mtime = (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, 'little')
+    header = importlib.util.MAGIC_NUMBER + bytes(4) + mtime
+    code = marshal.dumps(compile(text, source, 'exec'))
+    os.makedirs(os.path.dirname(compiled) or '.', exist_ok=True)
+    open(compiled, 'wb').write(header + (info.st_size & 0xFFFFFFFF).to_bytes(4, 'little') + code)
+tag = sys.implementation.cache_tag
+poison('helper.py', f'__pycache__/helper.{tag}.pyc', "VALUE = 'POISONED'\\n")
+poison('lib/util.py', f'lib/__pycache__/util.{tag}.pyc', "VALUE = 'POISONED'\\n")
+poison('helper.py', 'sourceless.pyc', "VALUE = 'POISONED'\\n")
+print('POISONED')
+"""
+
+
+def test_compiled_python_a_test_writes_is_removed_after_it_S10(world: dict[str, Path]) -> None:
+    """A test in a writable project writes `__pycache__/helper.cpython-311.pyc` whose header
+    matches `helper.py`'s mtime and size (Python then runs it instead of the source, and
+    `git diff` never shows it), overwrites a `.pyc` the project already had, or drops a
+    sourceless `.pyc`: the person's next `python` would run the code unconfined. Every
+    `.pyc` made or changed by the tests is removed after the call; Python recompiles."""
+    import subprocess
+    import sys
+
+    project = world["project"]
+    (project / "lib").mkdir()
+    (project / "lib" / "__init__.py").write_text("")
+    (project / "lib" / "util.py").write_text("VALUE = 1\n")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(project / "lib")], check=True)
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+        for name in _files:
+            (Path(root) / name).chmod(0o666)
+    output = run_attack(project, show(POISON.strip()), Sandbox(writable=(project,)))
+    assert printed(output, "POISONED"), output
+    code = "import helper, lib.util; print(helper.VALUE, lib.util.VALUE)"
+    code += "\ntry:\n import sourceless; print('SOURCELESS')\nexcept ImportError: pass"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    seen = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=env
+    )
+    assert seen.stdout.split() == ["42", "1"], (seen.stdout, seen.stderr, output)
+    assert "removed" in output and ".pyc" in output, output

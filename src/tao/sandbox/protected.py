@@ -35,6 +35,8 @@ from pathlib import Path
 
 #: Names of version-control metadata (folders, or a ``.git`` file pointing elsewhere).
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+#: Compiled Python: a cache Python regenerates, so one the child wrote is simply removed.
+COMPILED_SUFFIXES = (".pyc", ".pyo")
 #: The file that makes a folder a Python virtual environment.
 VENV_MARKER = "pyvenv.cfg"
 #: Entries visited at most per search, and its time; past either the folder stays read-only.
@@ -49,7 +51,7 @@ def later_run(
     module docstring), outermost first; ``[folder]`` itself when the search ran out of its
     bounds. A symlink of a VCS name (``.git`` -> ``../evil``, which git follows) counts by
     its target when that lies inside ``folder`` (one outside is read-only already)."""
-    found, links = _search(folder, max_entries, max_seconds)
+    found, links, _compiled = _search(folder, max_entries, max_seconds)
     for link in links:
         target = Path(os.path.realpath(link))
         if folder in target.parents and target.exists():
@@ -58,12 +60,20 @@ def later_run(
     return sorted(unique, key=lambda path: (len(path.parts), str(path)))
 
 
-def _search(folder: Path, max_entries: int, max_seconds: float) -> tuple[list[Path], list[Path]]:
+#: A found entry and its signature: ``""`` for metadata, a compiled file's ``lstat``.
+Entry = tuple[Path, str]
+
+
+def _search(
+    folder: Path, max_entries: int, max_seconds: float
+) -> tuple[list[Path], list[Path], list[Entry]]:
     """VCS metadata and virtual environments under ``folder`` (``[folder]`` past the
-    bounds or when it is one itself), and symlinks of a VCS name, never followed."""
+    bounds or when it is one itself), symlinks of a VCS name (never followed), and
+    compiled Python files with their signatures."""
     deadline = time.monotonic() + max_seconds
     found: list[Path] = []
     links: list[Path] = []
+    compiled: list[Entry] = []
     stack = [folder]
     visited = 0
     while stack:
@@ -79,43 +89,50 @@ def _search(folder: Path, max_entries: int, max_seconds: float) -> tuple[list[Pa
         for entry in listed:
             visited += 1
             if visited > max_entries or time.monotonic() > deadline:
-                return [folder], []
+                return [folder], [], []
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
             if entry.name in VCS_NAMES:
-                (links if stat.S_ISLNK(mode) else found).append(Path(entry.path))
-            elif stat.S_ISDIR(mode):
+                (links if stat.S_ISLNK(info.st_mode) else found).append(Path(entry.path))
+            elif stat.S_ISDIR(info.st_mode):
                 stack.append(Path(entry.path))
+            elif entry.name.casefold().endswith(COMPILED_SUFFIXES):
+                signature = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                compiled.append((Path(entry.path), signature))
     if (folder / VENV_MARKER).is_file():
-        return [folder], []  # the writable folder is itself a virtual environment
-    return found, links
+        return [folder], [], []  # the writable folder is itself a virtual environment
+    return found, links, compiled
 
 
-def snapshot(folders: Iterable[Path]) -> frozenset[Path]:
+def _entries(folder: Path) -> list[Entry]:
+    """What :func:`_search` finds in ``folder``, each with its signature."""
+    found, links, compiled = _search(folder, MAX_ENTRIES, MAX_SECONDS)
+    return [*((path, "") for path in (*found, *links)), *compiled]
+
+
+def snapshot(folders: Iterable[Path]) -> frozenset[Entry]:
     """Every entry :func:`planted` may later call new, found before the child runs."""
-    seen: set[Path] = set()
-    for folder in folders:
-        found, links = _search(folder, MAX_ENTRIES, MAX_SECONDS)
-        seen.update(found, links)
-    return frozenset(seen)
+    return frozenset(entry for folder in folders for entry in _entries(folder))
 
 
-def planted(folders: Iterable[Path], before: frozenset[Path]) -> list[Path]:
-    """The VCS metadata, VCS-named symlinks and virtual environments in ``folders`` that
-    were not there ``before`` (:func:`snapshot`): created by the child, they would run
-    later with the person's authority. A symlink counts as itself, never its target (a
-    link to ``src`` must not make ``src`` look new). A folder that was read-only whole
-    (the search past its bounds) had nothing created in it."""
+def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
+    """The VCS metadata, VCS-named symlinks, virtual environments and compiled Python
+    files (``.pyc`` new or changed: Python runs one whose header matches its source's
+    size and mtime, which ``git diff`` never shows) in ``folders`` that were not there
+    ``before`` (:func:`snapshot`): made by the child, they would run later with the
+    person's authority. A symlink counts as itself, never its target (a link to ``src``
+    must not make ``src`` look new). A folder that was read-only whole (the search past
+    its bounds) had nothing created in it."""
     new: list[Path] = []
     for folder in folders:
-        if folder in before:
+        if (folder, "") in before:
             continue
-        found, links = _search(folder, MAX_ENTRIES, MAX_SECONDS)
-        if found == [folder]:
+        entries = _entries(folder)
+        if entries == [(folder, "")]:
             continue
-        new += [path for path in (*found, *links) if path not in before]
+        new += [path for path, signature in entries if (path, signature) not in before]
     return sorted(new, key=lambda path: (len(path.parts), str(path)))
 
 

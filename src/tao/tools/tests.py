@@ -34,7 +34,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
-from tao.sandbox.protected import planted, remove_planted, snapshot
+from tao.sandbox.protected import Entry, planted, remove_planted, snapshot
 from tao.tools.base import Tool, make_tool
 from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
@@ -194,17 +194,24 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
 
 
-def _undo_planted(root: Path, writable: list[Path], before: frozenset[Path]) -> str:
-    """Remove the VCS metadata and virtual environments the tests created in a writable
-    folder (they would run later, unconfined, at the person's next ``git status``;
-    :mod:`tao.sandbox.protected`), and say so in the observation."""
+#: Removed paths named in the observation; the rest are counted.
+SHOWN_REMOVED = 10
+
+
+def _undo_planted(root: Path, writable: list[Path], before: frozenset[Entry]) -> str:
+    """Remove the VCS metadata, virtual environments and compiled Python the tests
+    created or changed in a writable folder (they would run later, unconfined: the
+    person's next ``git status`` or ``python``; :mod:`tao.sandbox.protected`), and say so
+    in the observation."""
     removed = remove_planted(planted(writable, before)) if writable else []
     if not removed:
         return ""
-    names = ", ".join(_shown_path(root, path) for path in removed)
+    names = ", ".join(_shown_path(root, path) for path in removed[:SHOWN_REMOVED])
+    if len(removed) > SHOWN_REMOVED:
+        names += f" and {len(removed) - SHOWN_REMOVED} more"
     return (
-        f"\n[run_tests: removed {names}: created by the tests, version-control metadata or "
-        "a virtual environment would run later outside the sandbox]"
+        f"\n[run_tests: removed {names}: made by the tests, version-control metadata or "
+        "a virtual environment or compiled Python would run later outside the sandbox]"
     )
 
 
