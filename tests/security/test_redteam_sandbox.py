@@ -550,3 +550,30 @@ def test_compiled_python_a_test_writes_is_removed_after_it_S10(world: dict[str, 
     )
     assert seen.stdout.split() == ["42", "1"], (seen.stdout, seen.stderr, output)
     assert "removed" in output and ".pyc" in output, output
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "text"),
+    [
+        ("pytest.ini", "docs/readme.md", "[pytest]\naddopts = docs --doctest-glob=*.md\n"),
+        ("tox.ini", "notes/test_notes.txt", "[pytest]\naddopts = -q notes\n"),
+        ("pyproject.toml", "docs/guide.rst",
+         '[tool.pytest.ini_options]\naddopts = ["--doctest-glob", "*.rst", "docs"]\n'),
+        ("setup.cfg", "tests/test_data.txt", "[tool:pytest]\naddopts = tests\n"),
+    ],
+)  # fmt: skip
+def test_a_configuration_cannot_make_data_files_run_as_tests_S11(
+    world: dict[str, Path], config: str, name: str, text: str
+) -> None:
+    """The code fingerprint covers code, not data: a `.md`, `.rst` or `test*.txt` file the
+    model may write without asking changes nothing the gate sees. A configuration that adds
+    a folder to collect and a doctest glob (or relies on pytest's default `test*.txt`)
+    would run the doctests in those data files at every `run_tests`, unasked. Only the
+    named test file's tests run; the rest are deselected before anything executes."""
+    project = world["project"]
+    (project / config).write_text(text)
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text('>>> print("DOCTEST" + " RAN")\nnothing\n')
+    output = run_attack(project, "def test_ok():\n    pass\n")
+    # the doctest expects "nothing": had it run, it would have failed the call
+    assert "DOCTEST RAN" not in output and "exited with code 0" in output, output

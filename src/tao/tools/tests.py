@@ -129,10 +129,24 @@ def test_file(root: Path, raw: str) -> ProjectPath:
 
 #: Runs the real pytest: imported from the isolated interpreter's own path first, then the
 #: project folder (cwd) joins the import path at its *end*, so project modules import but
-#: cannot shadow pytest, its plugins or the standard library.
-PYTEST_LAUNCHER = (
-    "import os, sys, pytest; sys.path.append(os.getcwd()); sys.exit(int(pytest.main()))"
-)
+#: cannot shadow pytest, its plugins or the standard library. Only the named test file's
+#: tests run (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md``
+#: would otherwise execute doctests in data files the code fingerprint never covers, so
+#: every other collected item is deselected before anything runs (SPEC S11).
+PYTEST_LAUNCHER = """import os, sys, pytest
+class OnlyNamed:
+    def __init__(self, path):
+        self.path = os.path.realpath(path)
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        named = os.path.realpath
+        other = [item for item in items if named(str(item.path)) != self.path]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [item for item in items if named(str(item.path)) == self.path]
+sys.path.append(os.getcwd())
+sys.exit(int(pytest.main(sys.argv[1:], plugins=[OnlyNamed(sys.argv[-1])])))
+"""
 
 
 def _command(
