@@ -86,3 +86,35 @@ def test_hashes_uuids_code_and_prose_on_short_lines_stay_readable() -> None:
     ]
     for text in texts:
         assert redact(text) == text
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if 0x21 <= ord(c) <= 0x7E else c for c in text)
+
+
+@pytest.mark.parametrize("secret", TOKENS)
+def test_a_token_in_full_width_octal_or_with_a_terminal_escape_inside_is_hidden(
+    secret: str,
+) -> None:
+    """S5: what a terminal or a reader still reads as the token: full-width ASCII with
+    its dash or underscore (``ｓｋ－``, ``ｇｈｐ＿``), octal escapes (``\\163\\153``), an
+    SGR escape (``\\x1b[0m``) or a cursor move cut into it."""
+    variants = [
+        _fullwidth(secret),
+        "".join(f"\\{c:03o}" for c in secret.encode()),
+        secret[:8] + "\x1b[0m" + secret[8:],
+        secret[:5] + "\x1b[1;31m" + secret[5:12] + "\x1b[2K" + secret[12:],
+    ]
+    for text in variants:
+        assert redact(text) != text, text
+
+
+def test_full_width_prose_octal_modes_and_colours_stay_readable() -> None:
+    """S8: CJK punctuation, ``chmod \\755``-like text and coloured output hold no secret."""
+    texts = [
+        "你好，世界（测试）！ｈｅｌｌｏ",
+        "mode \\755 and \\644 on files",
+        "\x1b[32mPASSED\x1b[0m tests/test_a.py::test_one",
+    ]
+    for text in texts:
+        assert redact(text) == text
