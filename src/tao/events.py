@@ -79,39 +79,17 @@ class AnswerEvent:
 @dataclass(frozen=True, slots=True)
 class CompactionEvent:
     """Older steps were compacted to make room in the context window (issue 27), just
-    before the model request of ``step``: what the model is shown of steps
-    ``first_step``-``last_step`` shrank from ``tokens_before`` to ``tokens_after``. Only
-    the model's view changes; the run's record keeps every observation. ``record`` is the
-    decision as the run log stores it (``Step.compactions`` of ``step``, once it is done)."""
+    before the model request of ``compaction.step``. Only the model's view changes; the
+    run's record keeps every observation. ``compaction`` is the decision exactly as the run
+    log stores it (``Step.compactions`` of that step, once it is done), so the stream and
+    the log cannot disagree: which steps, the policy, the tokens before and after, the
+    window and why."""
 
-    step: int
-    first_step: int
-    last_step: int
-    policy: str
-    tokens_before: int
-    tokens_after: int
-    window: int
-    reason: str
-    record: Compaction
-
-    @classmethod
-    def of(cls, record: Compaction) -> CompactionEvent:
-        """The event for a compaction the loop just made."""
-        return cls(
-            step=record.step,
-            first_step=record.first_step,
-            last_step=record.last_step,
-            policy=record.policy,
-            tokens_before=record.tokens_before,
-            tokens_after=record.tokens_after,
-            window=record.window,
-            reason=record.reason,
-            record=record,
-        )
+    compaction: Compaction
 
     def describe(self) -> str:
         """The line ``tao runs show`` prints for it: ``steps 1-12 compacted (elide): …``."""
-        return self.record.describe()
+        return self.compaction.describe()
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,20 +129,17 @@ def _compaction_events(events: list[Event]) -> list[CompactionEvent]:
     assert final.result.status is Status.FINISHED, (final.result.error, final.result.stop_reason)
     made = [e for e in events if isinstance(e, CompactionEvent)]
     recorded = [c for s in stored(final.result).steps for c in s.compactions]
-    assert [e.record for e in made] == recorded
+    assert [e.compaction for e in made] == recorded
     done = [e.step.index for e in events if isinstance(e, ObservationEvent)]
     for event in made:
+        made_for = event.compaction
         at = events.index(event)
         steps_before = [e.step.index for e in events[:at] if isinstance(e, ObservationEvent)]
-        assert steps_before == done[: event.step - 1]  # emitted when made: before its step
-        assert (event.first_step, event.last_step) == (
-            event.record.first_step,
-            event.record.last_step,
-        )
-        assert event.policy == "elide" and event.tokens_after < event.tokens_before
-        assert event.describe() == event.record.describe()
+        assert steps_before == done[: made_for.step - 1]  # emitted when made: before its step
+        assert made_for.policy == "elide" and made_for.tokens_after < made_for.tokens_before
+        assert event.describe() == made_for.describe()
         with pytest.raises(dataclasses.FrozenInstanceError):
-            event.tokens_after = 0  # type: ignore[misc]
+            event.compaction = made_for  # type: ignore[misc]
     return made
 
 
@@ -157,9 +154,10 @@ def test_stream_yields_each_compaction_as_it_happens(known: bool) -> None:
     made = _compaction_events(events)
     assert len(made) >= 3
     if known:
-        assert all(e.reason.startswith("the prompt passed") for e in made)
+        assert all(e.compaction.reason.startswith("the prompt passed") for e in made)
     else:
-        assert made[0].reason.startswith("the provider refused") and made[0].window == WINDOW
+        first = made[0].compaction
+        assert first.reason.startswith("the provider refused") and first.window == WINDOW
 
 
 def test_astream_yields_the_same_compaction_events() -> None:

@@ -84,7 +84,7 @@ def show_live(
         for event in events:
             status.see(event)
             if isinstance(event, CompactionEvent):  # as it happens, before its step's model call
-                console.print(render_compaction(event.record))
+                console.print(render_compaction(event.compaction))
             elif isinstance(event, ObservationEvent | AnswerEvent):
                 console.print(render_step(event.step, lang=lang, compactions=False))
             elif isinstance(event, FinalEvent):

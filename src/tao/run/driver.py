@@ -296,7 +296,7 @@ class Driver:
         compactions made for it are streamed first, as they happen."""
         if self.emit is not ignore:
             for record in request.compactions:
-                self.emit(CompactionEvent.of(record))
+                self.emit(CompactionEvent(record))
         if self.result is None:
             return request.request
         return dataclasses.replace(request.request, cache_key=self.result.run_id)

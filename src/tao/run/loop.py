@@ -95,7 +95,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         setup = self.setup
-        self.budget = setup.config.budget()
+        self.budget = Budget.of(setup.config)
         self.specs = None
         if setup.protocol == "native":
             output = setup.output.schema if setup.output is not None else None
