@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from tao.redact.marker import Span
 
 _T = r"A-Za-z0-9+/_\-"
-#: A joint: a line break (with indentation) after a run of 16 token characters and before a
+#: A joint: a line break (with indentation) after a run of 8 token characters (a key wrapped
+#: early, before its 16th character, is still the key; issue 26 round 2) and before a
 #: line that is only a token's continuation (no ``=`` inside, which would start a new
 #: ``NAME=value`` line); a quote, ``+`` or ``.`` and a quote between two string pieces;
 #: a backslash and a line break inside a string.
@@ -24,8 +25,8 @@ _PIECES = r"[ \t]*+(?:[+.][ \t]*+)?(?:\\?\r?\n[ \t]*+)?(?:[+.][ \t]*+)?"
 #: Every alternative opens with a literal character, so :mod:`re` skips between
 #: candidates at C speed instead of trying each position (issue 26).
 _JOINT = re.compile(
-    rf"\n(?<=[{_T}]{{16}}\n){_LINE_REST}"
-    rf"|\r\n(?<=[{_T}]{{16}}\r\n){_LINE_REST}"
+    rf"\n(?<=[{_T}]{{8}}\n){_LINE_REST}"
+    rf"|\r\n(?<=[{_T}]{{8}}\r\n){_LINE_REST}"
     rf'|"(?<=[{_T}]"){_PIECES}"(?=[{_T}])'
     rf"|'(?<=[{_T}]'){_PIECES}'(?=[{_T}])"
     rf"|\\(?<=[{_T}]\\)\r?\n[ \t]*+(?=[{_T}])"
