@@ -129,14 +129,24 @@ def test_file(root: Path, raw: str) -> ProjectPath:
 
 #: Runs the real pytest: imported from the isolated interpreter's own path first, then the
 #: project folder (cwd) joins the import path at its *end*, so project modules import but
-#: cannot shadow pytest, its plugins or the standard library. Only the named test file's
-#: tests run (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md``
-#: would otherwise execute doctests in data files the code fingerprint never covers, so
-#: every other collected item is deselected before anything runs (SPEC S11).
-PYTEST_LAUNCHER = """import os, sys, pytest
+#: cannot shadow pytest, its plugins or the standard library. Plugins pytest loads by entry
+#: point (``pytest11``) come only from the installation: the distributions are listed
+#: before the project joins the path, and pytest sees only those until its plugins are
+#: loaded (a ``*.dist-info``/``*.egg-info`` in the project or a ``pythonpath =`` folder
+#: would otherwise load a plugin by name, SPEC S11). Only the named test file's tests run
+#: (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md`` would
+#: otherwise execute doctests in data files the code fingerprint never covers, so every
+#: other collected item is deselected before anything runs (SPEC S11).
+PYTEST_LAUNCHER = """import importlib.metadata as metadata, os, sys, pytest
+installed, everywhere = list(metadata.distributions()), metadata.distributions
+def only_installed(**query):
+    return everywhere(**query) if query else iter(installed)
 class OnlyNamed:
     def __init__(self, path):
         self.path = os.path.realpath(path)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_load_initial_conftests(self):
+        metadata.distributions = everywhere
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config, items):
         named = os.path.realpath
@@ -144,6 +154,7 @@ class OnlyNamed:
         if other:
             config.hook.pytest_deselected(items=other)
             items[:] = [item for item in items if named(str(item.path)) == self.path]
+metadata.distributions = only_installed
 sys.path.append(os.getcwd())
 sys.exit(int(pytest.main(sys.argv[1:], plugins=[OnlyNamed(sys.argv[-1])])))
 """
