@@ -34,7 +34,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
-from tao.sandbox.protected import Entry, planted, remove_planted, snapshot
+from tao.sandbox.protected import Sweep
 from tao.tools.base import Tool, make_tool
 from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
@@ -190,8 +190,7 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
     sandbox = sandbox or Sandbox()
-    writable = [Path(os.path.realpath(folder)) for folder in sandbox.writable]
-    before = snapshot(writable)
+    sweep = Sweep(sandbox.writable, "run_tests", "the tests")
     with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
         command, env, note = _command(root, shown, sandbox, scratch)
         try:
@@ -215,37 +214,9 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     output = reader.text().rstrip("\n")
     if note is not None:
         output += f"\n[run_tests: note: {note}]"
-    output += _undo_planted(root, writable, before)
+    removed = sweep(root)  # after pytest and all it started have ended (SPEC S10)
+    output += f"\n{removed}" if removed else ""
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
-
-
-#: Removed paths named in the observation; the rest are counted.
-SHOWN_REMOVED = 10
-
-
-def _undo_planted(root: Path, writable: list[Path], before: frozenset[Entry]) -> str:
-    """Remove the VCS metadata, virtual environments and compiled Python the tests
-    created or changed in a writable folder (they would run later, unconfined: the
-    person's next ``git status`` or ``python``; :mod:`tao.sandbox.protected`), and say so
-    in the observation."""
-    removed = remove_planted(planted(writable, before)) if writable else []
-    if not removed:
-        return ""
-    names = ", ".join(_shown_path(root, path) for path in removed[:SHOWN_REMOVED])
-    if len(removed) > SHOWN_REMOVED:
-        names += f" and {len(removed) - SHOWN_REMOVED} more"
-    return (
-        f"\n[run_tests: removed {names}: made by the tests, version-control metadata or "
-        "a virtual environment or compiled Python would run later outside the sandbox]"
-    )
-
-
-def _shown_path(root: Path, path: Path) -> str:
-    """``path`` relative to the project when inside it, else as it is."""
-    try:
-        return str(path.relative_to(Path(os.path.realpath(root))))
-    except ValueError:
-        return str(path)
 
 
 #: Signals the sandbox's limits send, as exit codes 128 + n say them to the model.
