@@ -162,3 +162,33 @@ def test_a_report_path_through_a_symlink_out_of_the_project_is_refused_S10(
             _run(root)
     assert list(elsewhere.iterdir()) == []
     assert not (tmp_path / "bashrc").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\npythonpath = vendor.dat\n"),
+        ("pytest.ini", "[pytest]\npythonpath = lib tests/../vendor.dat\n"),
+        ("pyproject.toml", '[tool.pytest.ini_options]\npythonpath = ["vendor.dat"]\n'),
+        ("tox.ini", "[pytest]\naddopts = -o pythonpath=vendor.dat\n"),
+    ],
+)
+def test_a_pythonpath_entry_that_is_a_file_is_refused_S11(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """S11: Python imports from a zip archive on ``sys.path`` whatever its name, so
+    ``pythonpath = vendor.dat`` would run code from a file the code fingerprint counts as
+    data (the model could rewrite it unasked after one approval). Refused; folders pass."""
+    import zipfile
+
+    root = _project(tmp_path)
+    (root / "lib").mkdir()
+    with zipfile.ZipFile(root / "vendor.dat", "w") as archive:
+        archive.writestr("vendored.py", PLANT)
+    (root / "tests" / "test_ok.py").write_text("import vendored\n" + TEST)
+    (root / name).write_text(text)
+    with pytest.raises(ToolError, match="is a file"):
+        _run(root)
+    (root / name).write_text(text.replace("vendor.dat", "lib"))
+    (root / "lib" / "vendored.py").write_text("VALUE = 1\n")
+    assert "exited with code 0" in _run(root)

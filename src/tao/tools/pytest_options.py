@@ -173,6 +173,25 @@ def _check_key(root: Path, test: Path, where: str, key: str, value: str) -> None
             f"run_tests refuses {where}: {key} = {value} points outside the project; "
             "pytest may only write inside it"
         )
+    archive = next((w for w in _words(value) if _a_file(root, test, w)), None)
+    if key == "pythonpath" and archive is not None:
+        raise ToolError(
+            f"run_tests refuses {where}: pythonpath = {archive} is a file, which Python "
+            "imports code from as a zip archive whatever its name, unseen by the check of "
+            "the project's code; name a folder"
+        )
+
+
+def _a_file(root: Path, test: Path, word: str) -> bool:
+    """Whether ``word`` names an existing file (not a folder), read relative to the
+    project root or any folder from the test's up to it (where a config file may be)."""
+    folder = test.parent
+    while True:
+        if os.path.isfile(os.path.join(folder, os.path.expanduser(word))):
+            return True
+        if folder == root or root not in folder.parents:
+            return os.path.isfile(os.path.join(root, word))
+        folder = folder.parent
 
 
 def _check_addopts(root: Path, test: Path, where: str, addopts: str) -> None:
