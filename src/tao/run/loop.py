@@ -423,11 +423,22 @@ def _gated(
     run: _Run, turn: Turn, ready: dict[int, Ready], thought: str | None
 ) -> dict[int, PendingCall]:
     """The calls that need a yes: every call with side effects, and the calls of read-only
-    tools whose gate says what they would act on is not what was approved (SPEC S3, S11)."""
+    tools whose gate says what they would act on is not what was approved (SPEC S3, S11).
+
+    A gate judges the project as it is *before* the reply's calls run, and they run
+    together: a ``write_file`` of ``conftest.py`` beside ``run_tests`` in one reply would
+    change the code under a test run already let through. So a gated call beside calls
+    with side effects asks too, naming them."""
     gated: dict[int, PendingCall] = {}
+    effects = sorted({r.tool.name for r in ready.values() if not r.tool.read_only})
     for i, r in ready.items():
         if r.tool.gate is not None and r.tool.read_only:
             why = approval_reason(r, run.approved)
+            if why is None and effects:
+                why = (
+                    f"{r.tool.name} runs beside {', '.join(effects)} in the same reply, which "
+                    "may change the code it executes before or while it runs (SPEC S11)"
+                )
             if why is not None:
                 gated[i] = journal.pending(turn.index, i, r, why, thought)
         elif needs_approval(r):
