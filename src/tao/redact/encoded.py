@@ -29,6 +29,12 @@ MOST = 48
 #: Between two decodings scanned together: a blank line, which no secret's shape crosses.
 _SEPARATOR = "\n\n"
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]*+")
+#: ``x`` for each byte :data:`_PRINTABLE` refuses, ``.`` for the others.
+_UNPRINTABLE = bytes(
+    ord(".") if 0x20 <= code <= 0x7E or code in (9, 10, 13) else ord("x") for code in range(256)
+)
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_DIGITS = "0123456789"
 
 #: Finds secrets in decoded text (the plain scan, not this one again).
 Finder = Callable[[str], list[Span]]
@@ -60,36 +66,103 @@ def _decodings(
     text: str, classes: Classes, chars: str, least: int, covered: Sequence[Span]
 ) -> Iterator[tuple[int, int, str | None]]:
     """Each run of ``chars`` as ``(start, end, decoded text)`` when it decodes to printable
-    text, and ``(start, end, None)`` for a block past :data:`MOST` runs, hidden whole."""
+    text, and ``(start, end, None)`` for a block past :data:`MOST` runs, hidden whole.
+
+    The runs are chosen in one tight loop, then decoded together: one ``a2b_base64`` or
+    ``unhexlify`` of all of them, and one printable-byte map of the result, so each run
+    costs a few C calls instead of a decoding each (issue 26 round 6: 2.4 MB/s before)."""
+    runs: list[Span] = []
+    for start, end, hidden in _runs(text, classes, chars, least, covered):
+        if hidden:
+            yield start, end, None
+        else:
+            runs.append((start, end))
+    if runs:
+        decode = _hex_pieces if chars is HEX else _base64_pieces
+        yield from decode(text, runs)
+
+
+def _runs(
+    text: str, classes: Classes, chars: str, least: int, covered: Sequence[Span]
+) -> Iterator[tuple[int, int, bool]]:
+    """The runs worth decoding, ``(start, end, False)``, and blocks past :data:`MOST`
+    runs, ``(start, end, True)``: runs inside ``covered`` are skipped, runs of only
+    letters or only digits (words and numbers encode no token) too, and a base64 run is
+    carried over its ``=`` padding."""
     size = len(text)
     blocks = Blocks(text, MOST)
+    letters, digits = classes.map(_LETTERS), classes.map(_DIGITS)
     index = 0
     position = 0
+    count = len(covered)
+    base64 = chars is not HEX
     while (run := classes.run(chars, least, position)) is not None:
         start, end = run[0], min(run[1], run[0] + MAX_RUN)
         position = end
         if end - start < least:
             continue
-        while index < len(covered) and covered[index][1] < end:
+        while index < count and covered[index][1] < end:
             index += 1
-        if index < len(covered) and covered[index][0] <= start:
+        if index < count and covered[index][0] <= start:
             position = max(position, covered[index][1])  # hidden already: skip it
             continue
         if blocks.full(start):
             hidden = blocks.hide(start)
             position = max(position, hidden[1])
-            yield hidden[0], hidden[1], None
+            yield hidden[0], hidden[1], True
             continue
-        if chars is HEX:
-            decoded = _text(binascii.unhexlify(text[start : end - (end - start) % 2]))
-        else:
-            if text[start:end].isalpha() or text[start:end].isdigit():
-                continue  # words and numbers encode no token
+        if base64:
+            if letters.find(b".", start, end) < 0 or digits.find(b".", start, end) < 0:
+                continue
             while end < size and text[end] == "=" and end - start < MAX_RUN + 2:
                 end += 1
-            decoded = _base64(text[start:end])
-        if decoded is not None:
-            yield start, end, decoded
+        yield start, end, False
+
+
+def _hex_pieces(text: str, runs: list[Span]) -> Iterator[tuple[int, int, str]]:
+    """Hex runs decoded by one ``unhexlify`` (each run cut to an even length)."""
+    lengths = [(end - start) // 2 * 2 for start, end in runs]
+    pieces = [text[start : start + n] for (start, _), n in zip(runs, lengths, strict=True)]
+    raw = binascii.unhexlify("".join(pieces))
+    yield from _printable(runs, raw, [n // 2 for n in lengths])
+
+
+def _base64_pieces(text: str, runs: list[Span]) -> Iterator[tuple[int, int, str]]:
+    """Base64 runs (standard or URL-safe) decoded by one ``a2b_base64``.
+
+    Padding inside the input would end the decoding, so each run's ``=`` is dropped and
+    its last quad filled with ``A`` (zero bits); its own bytes are the first
+    ``len * 3 // 4`` of its share, exactly what it decodes to alone. A run of 4n+1
+    characters loses its last one, which holds no whole byte."""
+    bodies: list[str] = []
+    sizes: list[int] = []
+    for start, end in runs:
+        body = text[start:end].rstrip("=")
+        body = body[: len(body) - 1] if len(body) % 4 == 1 else body
+        sizes.append(len(body) * 3 // 4)
+        bodies.append(body + "AAA"[: -len(body) % 4])
+    joined = "".join(bodies).replace("-", "+").replace("_", "/")  # URL-safe; 30x translate
+    raw = binascii.a2b_base64(joined)
+    shares = [len(body) * 3 // 4 for body in bodies]
+    yield from _printable(runs, raw, sizes, shares)
+
+
+def _printable(
+    runs: list[Span], raw: bytes, sizes: list[int], shares: list[int] | None = None
+) -> Iterator[tuple[int, int, str]]:
+    """Each run whose bytes (``sizes[i]`` of them, at the start of its ``shares[i]``
+    of ``raw``) are printable text (see :func:`_text`), with that text."""
+    marks = raw.translate(_UNPRINTABLE)
+    offset = 0
+    for (start, end), size, share in zip(runs, sizes, shares or sizes, strict=True):
+        stop = offset + size
+        if size >= 16 and marks.find(b"x", offset, stop) < 0:
+            yield start, end, raw[offset:stop].decode("latin-1")
+        elif size >= 2 and raw.startswith(_COMPRESSED, offset):
+            plain = _text(raw[offset:stop])
+            if plain is not None:
+                yield start, end, plain
+        offset += share
 
 
 def _secret_runs(decoded: list[tuple[int, int, str]], find: Finder) -> Iterator[Span]:
@@ -111,16 +184,6 @@ def _secret_runs(decoded: list[tuple[int, int, str]], find: Finder) -> Iterator[
     for (start, end, _), hit in zip(decoded, secret, strict=True):
         if hit:
             yield start, end
-
-
-def _base64(run: str) -> str | None:
-    body = run.rstrip("=").replace("-", "+").replace("_", "/")  # URL-safe; translate: 30x slower
-    body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
-    try:
-        raw = binascii.a2b_base64(body + "=" * (-len(body) % 4))
-    except binascii.Error:
-        return None
-    return _text(raw)
 
 
 #: Bytes a gzip or zlib stream starts with, and how much of one is inflated at most.
