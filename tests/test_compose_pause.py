@@ -206,6 +206,32 @@ def test_the_web_pages_api_shows_and_decides_the_childs_call_S3_S8(
     assert "write it down." in html  # the child's Thought: why it wants the call
 
 
+def test_a_child_pausing_twice_pauses_a_fresh_parent_twice_S7(
+    tao_home: Path, tmp_path: Path
+) -> None:
+    """Each of the child's calls is decided on its own (S7): after the first yes the child
+    asks for its second call, so the parent pauses again, on that one; the first ran once.
+    Each resume is made by new agents, as a new process would make them."""
+    target = tmp_path / "notes.txt"
+    child = ["Action: save[one]", "Action: save[two]", "Action: finish[both]"]
+
+    def fresh() -> Agent:
+        return writer_lead(tmp_path, target, child)
+
+    first = fresh().run("Have the writer note two things.")
+    assert [c.arguments for c in first.pending or ()] == [{"text": "one"}]
+    second = fresh().resume(first.run_id, approve=True)
+    assert second.status is Status.AWAITING_APPROVAL
+    assert [c.arguments for c in second.pending or ()] == [{"text": "two"}]
+    [one], [two] = first.pending or [], second.pending or []
+    assert one.child is not None and two.child is not None
+    assert one.child.run_id == two.child.run_id and one.id != two.id
+    assert target.read_text() == "one\n"
+    result = fresh().resume(first.run_id, approve=True)
+    assert (result.status, result.answer) == (Status.FINISHED, "done: noted")
+    assert target.read_text() == "one\ntwo\n"
+
+
 RUNNER = textwrap.dedent(
     """
     import json, sys, time
