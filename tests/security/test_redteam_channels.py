@@ -1,0 +1,148 @@
+"""Red team, secrets in OUTPUT CHANNELS (SPEC S5, S8; issue 26 round 3).
+
+The encodings were probed in ``test_redteam_leak.py``; here the secret is one tao itself
+knows and no pattern can: the value of a variable the user passed with ``--pass-env``, or
+one of tao's own environment under a secret-labelling name. A tool prints the bare value
+(``print(os.environ[...])``, an assertion message, a dump of the environment), and every
+place text leaves tao is read for it: the model's next request (a real HTTP server on
+127.0.0.1), ``--json``, ``runs show`` (text and ``--json``), ``runs list``, ``runs
+export``, stderr, and every file under ``TAO_HOME`` but the owner-only ``private/`` copies
+a resume needs. Real processes, a real sandboxed pytest, real files.
+
+Shapes only: none of these is a real credential.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao.redact import REDACTED, redact
+from tao.redact.known import forget_all, remember, remember_environment
+
+Replay = Callable[[list[str]], Path]
+#: Unlabelled, no provider shape, too short and too plain for the entropy layer.
+VALUE = "Zq7hunter2horse"
+URL_PASSWORD = "Kp4wallet9stone"
+
+#: How a test prints the value: each is one way a real project leaks its configuration.
+ECHOES = {
+    "print": 'print("value is", os.environ["MY_SETTING"])',
+    "assertion": 'assert os.environ["MY_SETTING"] == "x"',
+    "environ dump": "print(dict(os.environ))",
+    "traceback local": 'setting = os.environ["MY_SETTING"]; raise RuntimeError(setting[::1])',
+    "url password": 'print(urllib.parse.urlsplit(os.environ["MY_DB"]).password)',
+    "sliced in text": 'print("a" + os.environ["MY_SETTING"] + "b")',
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry() -> Iterator[None]:
+    """The registry is process-wide: these tests start and end with it empty."""
+    forget_all()
+    yield
+    forget_all()
+
+
+def _home_text(home: Path) -> dict[str, bytes]:
+    """Every file under TAO_HOME but ``private/`` (owner-only, the real values a resume needs)."""
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in home.rglob("*")
+        if p.is_file() and "private" not in p.relative_to(home).parts
+    }
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_a_passed_env_value_a_test_prints_leaves_through_no_channel_S5(
+    echo: str, tao_cli: Any, tao_home: Path, chat_server: Any, tmp_path: Path
+) -> None:
+    """``--pass-env MY_SETTING`` hands the value to the sandboxed test; the test prints it
+    bare. The model is never sent it, and no output channel shows or stores it."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_env.py").write_text(
+        f"import os, urllib.parse\n\ndef test_env():\n    {ECHOES[echo]}\n    assert False\n"
+    )
+    chat_server.replies.extend(["Action: run_tests[test_env.py]", "Action: finish[done]"])
+    env = {"MY_SETTING": VALUE, "MY_DB": f"postgresql://app:{URL_PASSWORD}@db:5432/app"}
+    out = tao_cli(
+        "run", "run the tests", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--protocol", "text", "--tools", "tests", "--project", str(project),
+        "--pass-env", "MY_SETTING",
+        "--pass-env", "MY_DB", "--json", env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    run_id = json.loads(out.stdout)["run_id"]
+    observation = json.loads(out.stdout)["steps"][0]["observation"]
+    assert "test_env" in observation and REDACTED in observation  # it ran, and was read
+    shown = {
+        "--json": out.stdout + out.stderr,
+        "model request": json.dumps(chat_server.requests),
+        "runs show": tao_cli("runs", "show", run_id).stdout,
+        "runs show --json": tao_cli("runs", "show", run_id, "--json").stdout,
+        "runs list": tao_cli("runs", "list").stdout,
+        "runs list --json": tao_cli("runs", "list", "--json").stdout,
+        "export": tao_cli("runs", "export", run_id).stdout,
+        "export --full": tao_cli("runs", "export", run_id, "--full").stdout,
+    }
+    for secret in (VALUE, URL_PASSWORD):
+        leaks = [name for name, text in shown.items() if secret in text]
+        leaks += [name for name, data in _home_text(tao_home).items() if secret.encode() in data]
+        assert leaks == [], (secret, leaks)
+
+
+def test_an_in_process_tool_printing_a_secret_named_variable_is_redacted_S5(
+    tao_home: Path, monkeypatch: pytest.MonkeyPatch, replay: Replay
+) -> None:
+    """A Python tool runs in tao's own process (no sandbox) and can read ``os.environ``:
+    the value of every variable whose name labels a secret is hidden wherever it appears,
+    in the result and the run log alike."""
+    from tao import Agent, tool
+
+    monkeypatch.setenv("PAYMENTS_API_KEY", "Pq8merlin4castle")
+    monkeypatch.setenv("ORDERS_DB_PASSWORD", "Tm2violet6harbor")
+
+    @tool
+    def show_config(name: str) -> str:
+        """Show one setting."""
+        import os
+
+        return f"{name} -> {os.environ[name]}"
+
+    script = replay(
+        ["Action: show_config[PAYMENTS_API_KEY]", "Action: show_config[ORDERS_DB_PASSWORD]",
+         "Action: finish[done]"]
+    )  # fmt: skip
+    result = Agent(f"replay:{script}", tools=[show_config], record=True).run("show settings")
+    observations = [step.observation or "" for step in result.steps]
+    assert observations[0] == f"PAYMENTS_API_KEY -> {REDACTED}", observations
+    stored = b"".join(p.read_bytes() for p in tao_home.glob("tao.db*"))
+    for secret in ("Pq8merlin4castle", "Tm2violet6harbor"):
+        assert all(secret not in text for text in observations)
+        assert secret.encode() not in stored
+
+
+def test_a_value_known_only_after_a_text_was_redacted_is_still_hidden_S5() -> None:
+    """The memo of redacted texts must not answer with a result from before the value
+    was registered (the same observation redacted again for the log)."""
+    text = f"the setting is {VALUE}"
+    assert redact(text) == text
+    remember([VALUE])
+    assert redact(text) == f"the setting is {REDACTED}"
+
+
+def test_short_or_path_values_and_ordinary_names_leave_text_readable_S5() -> None:
+    """Registering the environment must not blank ordinary text: values under 8
+    characters, paths under secret-ish names, and ordinary names' values are not hidden."""
+    remember_environment(
+        ["SHORT", "PORTISH"],
+        {"SHORT": "true", "PORTISH": "8080", "SSH_AUTH_SOCK": "/tmp/ssh-abc/agent.12",
+         "EDITOR": "vim-huge-editor", "MY_TOKEN": "Wd5copper8lantern"},
+    )  # fmt: skip
+    text = "ok true 8080 /tmp/ssh-abc/agent.12 vim-huge-editor and Wd5copper8lantern"
+    assert redact(text) == f"ok true 8080 /tmp/ssh-abc/agent.12 vim-huge-editor and {REDACTED}"
