@@ -146,3 +146,56 @@ def test_short_or_path_values_and_ordinary_names_leave_text_readable_S5() -> Non
     )  # fmt: skip
     text = "ok true 8080 /tmp/ssh-abc/agent.12 vim-huge-editor and Wd5copper8lantern"
     assert redact(text) == f"ok true 8080 /tmp/ssh-abc/agent.12 vim-huge-editor and {REDACTED}"
+
+
+OPENAI = "sk-proj-" + "Qw7Er9Ty" * 6
+GITHUB = "ghp_" + "Zx8Cv6Bn4M" * 4
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"Thought 1: the key is {OPENAI}\nAction 1: Finish[{OPENAI}]",
+        f"Thought 1: I read it.\nAction 1: Finish[token {GITHUB} and pw: {VALUE}]",
+    ],
+)
+def test_an_eval_records_and_reports_answers_redacted_S8(
+    reply: str, tao_cli: Any, tao_home: Path, chat_server: Any
+) -> None:
+    """``tao eval`` writes each question's answer to ``$TAO_HOME/evals/*.jsonl`` and
+    summarises it (``--json``, the table, ``tao eval report``): none of them holds a
+    secret the model answered with; the answer is still recorded, redacted."""
+    chat_server.replies.extend([reply] * 4)
+    out = tao_cli(
+        "eval", "hotpotqa", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--strategy", "react", "--limit", "1", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = tao_cli("eval", "report")
+    records = [
+        json.loads(line)
+        for path in (tao_home / "evals").glob("*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    assert records and REDACTED in (records[0]["answer"] or "")
+    for secret in (OPENAI, GITHUB, VALUE):
+        assert secret not in out.stdout + out.stderr + report.stdout + report.stderr
+        leaks = [name for name, data in _home_text(tao_home).items() if secret.encode() in data]
+        assert leaks == [], (secret, leaks)
+
+
+def test_a_model_error_echoing_the_key_is_redacted_on_every_channel_S8(
+    tao_cli: Any, tao_home: Path, chat_server: Any
+) -> None:
+    """A server that rejects the key and echoes it back (``Incorrect API key provided:
+    sk-…``): the error line on stderr, the terminal display, ``--json`` and the run log
+    show it hidden."""
+    error = {"error": {"message": f"Incorrect API key provided: {OPENAI}", "type": "x"}}
+    chat_server.replies.extend([(401, error)] * 4)
+    base = ("run", "x", "--model", "openai:m", "--base-url", chat_server.base_url)
+    outs = [tao_cli(*base, "--json"), tao_cli(*base)]
+    assert all(out.returncode != 0 for out in outs)
+    assert "rejected" in outs[1].stdout + outs[1].stderr
+    for out in outs:
+        assert OPENAI not in out.stdout + out.stderr
+    assert [name for name, data in _home_text(tao_home).items() if OPENAI.encode() in data] == []
