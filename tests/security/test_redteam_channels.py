@@ -15,14 +15,19 @@ Shapes only: none of these is a real credential.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fakes.otlp import OtlpReceiver
+from tests.fakes.terminal import Terminal, terminal_env
 
 from tao.redact import REDACTED, redact
 from tao.redact.known import forget_all, remember, remember_environment
+from tao.telemetry.attributes import CAPTURE_VARIABLE
 
 Replay = Callable[[list[str]], Path]
 #: Unlabelled, no provider shape, too short and too plain for the entropy layer.
@@ -110,8 +115,6 @@ def test_an_in_process_tool_printing_a_secret_named_variable_is_redacted_S5(
     @tool
     def show_config(name: str) -> str:
         """Show one setting."""
-        import os
-
         return f"{name} -> {os.environ[name]}"
 
     script = replay(
@@ -199,3 +202,58 @@ def test_a_model_error_echoing_the_key_is_redacted_on_every_channel_S8(
     for out in outs:
         assert OPENAI not in out.stdout + out.stderr
     assert [name for name, data in _home_text(tao_home).items() if OPENAI.encode() in data] == []
+
+
+def test_otel_spans_with_content_capture_hold_no_known_or_shaped_secret_S8(
+    tao_cli: Any, tao_home: Path, replay: Replay, tmp_path: Path
+) -> None:
+    """A real ``tao run`` exporting to a real OTLP receiver on 127.0.0.1, content capture
+    on: the task holds a key, the test prints a ``--pass-env`` value and fails with it,
+    and no span's attributes, events or status message carry either."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_env.py").write_text(
+        'import os\n\ndef test_env():\n    raise RuntimeError(os.environ["MY_SETTING"])\n'
+    )
+    script = replay(["Thought: run them.\nAction: run_tests[test_env.py]", "Action: finish[ok]"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with OtlpReceiver() as receiver:
+        env |= {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, CAPTURE_VARIABLE: "true"}
+        out = tao_cli(
+            "run", f"check with {OPENAI}", "--model", f"replay:{script}", "--tools", "tests",
+            "--project", str(project), "--pass-env", "MY_SETTING", "--json",
+            env={**env, "MY_SETTING": VALUE},
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        spans = list(receiver.spans)
+    everything = json.dumps([[s.name, s.attributes, s.status_message] for s in spans], default=str)
+    assert "gen_ai.tool.call.result" in everything  # content was captured
+    assert "test_env" in everything
+    assert VALUE not in everything and OPENAI not in everything
+
+
+def test_the_approval_prompt_at_a_real_terminal_shows_no_secret_and_no_raw_escape_S8_S9(
+    tao_home: Path, replay: Replay, tmp_path: Path
+) -> None:
+    """A write waits for a person at a real pty. Its content holds a provider key and the
+    value of a ``--pass-env`` variable; its Thought holds OSC 52 (clipboard write), a screen
+    clear and a bidi override. The prompt shows neither secret, marks what was hidden, and
+    no escape from the model reaches the terminal; approved, the real content is written."""
+    content = f"key = {OPENAI}\nsetting {VALUE}\n"
+    thought = "Thought: save \x1b]52;c;ZXZpbA==\x07 it \x1b[2J now \u202eevil"
+    call = json.dumps({"path": "notes.txt", "content": content})
+    script = replay([f"{thought}\nAction: write_file[{call}]", "Action: finish[written]"])
+    args = [sys.executable, "-m", "tao", "run", "keep notes", "--model", f"replay:{script}",
+            "--tools", "write", "--project", str(tmp_path), "--pass-env", "MY_SETTING"]  # fmt: skip
+    env = terminal_env({**os.environ, "TAO_HOME": str(tao_home), "MY_SETTING": VALUE})
+    with Terminal(args, env=env) as term:
+        term.wait_for(lambda s: "Allow it?" in s)
+        prompt = term.raw
+        os.write(term.master, b"y\n")
+        assert term.finish() == 0
+    assert (tmp_path / "notes.txt").read_text() == content  # the act is the real one
+    for secret in (OPENAI, VALUE):
+        assert secret.encode() not in term.raw
+    assert REDACTED.encode() in prompt
+    for raw in (b"\x1b]52", b"\x1b[2J", "\u202e".encode()):
+        assert raw not in term.raw
