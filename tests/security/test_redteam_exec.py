@@ -621,3 +621,60 @@ def test_no_program_tao_starts_is_found_through_a_relative_path_entry_S10(
     assert not marker.exists(), marker.read_text()
     assert all(entry.startswith("/") for entry in confined.env["PATH"].split(":")), confined.env
     assert str(project) not in " ".join(confined.argv[-1:])
+
+
+def _native(calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """One native reply holding ``calls``, run together by the driver."""
+    made = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    return {"content": "all at once", "tool_calls": made}
+
+
+NATIVE_FINISH = {"content": "", "tool_calls": [{"name": "finish", "arguments": {"answer": "ok"}}]}
+
+
+@pytest.mark.parametrize("order", ["write-first", "tests-first"])
+@pytest.mark.parametrize("writer", ["write_file", "mutate"])
+def test_code_written_in_the_same_reply_as_run_tests_waits_S11(
+    tmp_path: Path, replay: Callable[[list[Any]], Path], order: str, writer: str
+) -> None:
+    """S11: a reply that writes ``conftest.py`` (an auto-allowed write, or any tool with side
+    effects) *and* runs the tests: the gate judged the project before the write, and the
+    calls run together, so the test run would execute the new code unasked. It waits for
+    a person, named beside what could change it; nothing planted ran."""
+    root, marker = _project(tmp_path / "p"), tmp_path / "marker"
+    mutations = _mutations(root, marker)
+    write: tuple[str, dict[str, Any]] = (
+        ("write_file", {"path": "conftest.py", "content": _marker_code(marker)})
+        if writer == "write_file"
+        else ("mutate", {"name": "conftest"})
+    )
+    tests: tuple[str, dict[str, Any]] = ("run_tests", {"path": "tests/test_ok.py"})
+    calls = [write, tests] if order == "write-first" else [tests, write]
+    agent = _agent(replay, root, [_native(calls), NATIVE_FINISH],
+                   extra=[_mutate_tool(mutations)], record=False)  # fmt: skip
+    paused = agent.run("fix the tests")
+    assert paused.status.value == "awaiting_approval", paused.steps
+    assert paused.pending is not None
+    (call,) = paused.pending
+    assert call.tool == "run_tests"
+    assert call.reason is not None and f"beside {writer}" in call.reason
+    assert not marker.exists()
+    assert all(RAN not in (step.observation or "") for step in paused.steps)
+
+
+def test_run_tests_beside_read_only_calls_runs_unasked_S11(
+    tmp_path: Path, replay: Callable[[list[Any]], Path]
+) -> None:
+    """No friction where nothing can change: read-only calls beside a test run."""
+    from tao.tools.registry import resolve_tools
+
+    root = _project(tmp_path / "p")
+    calls = [
+        ("read_file", {"path": "tests/helper.py"}),
+        ("run_tests", {"path": "tests/test_ok.py"}),
+    ]
+    agent = _agent(replay, root, [_native(calls), NATIVE_FINISH],
+                   extra=resolve_tools(["files"], project=root), record=False)  # fmt: skip
+    done = agent.run("run the tests")
+    assert done.status.value == "finished", done.pending
+    assert any("exited with code 0" in (step.observation or "") for step in done.steps)

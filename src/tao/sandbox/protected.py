@@ -159,6 +159,51 @@ def remove_planted(paths: Iterable[Path]) -> list[Path]:
     return removed
 
 
+#: Removed paths named in a note; the rest are counted.
+SHOWN_REMOVED = 10
+
+
+class Sweep:
+    """The writable folders of one sandboxed child, searched when it starts; calling it
+    removes what it planted since (:func:`planted`, :func:`remove_planted`) and returns a
+    note for the observation, ``""`` when nothing was.
+
+    ``run_tests`` sweeps once, after pytest and all it started have ended. An MCP server
+    given writable folders lives for the session, so its tool sweeps after every call (what
+    the server made so far cannot wait for the session's end: the person's shell, or the
+    next ``run_tests``, which would take it for the project's own) and once more after the
+    server has ended, when nothing can make them again."""
+
+    def __init__(self, folders: Iterable[Path], who: str, maker: str) -> None:
+        self.folders = [Path(os.path.realpath(folder)) for folder in folders]
+        self.who, self.maker = who, maker
+        self.before = snapshot(self.folders)
+
+    def __call__(self, root: Path | None = None) -> str:
+        """Remove what is new; the note names it relative to ``root`` when inside it."""
+        removed = remove_planted(planted(self.folders, self.before)) if self.folders else []
+        if not removed:
+            return ""
+        names = ", ".join(_shown(root, path) for path in removed[:SHOWN_REMOVED])
+        if len(removed) > SHOWN_REMOVED:
+            names += f" and {len(removed) - SHOWN_REMOVED} more"
+        return (
+            f"[{self.who}: removed {names}: made by {self.maker}, "
+            "version-control metadata or a virtual environment or compiled Python would run "
+            "later outside the sandbox]"
+        )
+
+
+def _shown(root: Path | None, path: Path) -> str:
+    """``path`` relative to ``root`` when inside it, else as it is."""
+    if root is None:
+        return str(path)
+    try:
+        return str(path.relative_to(Path(os.path.realpath(root))))
+    except ValueError:
+        return str(path)
+
+
 def read_only_again(writable: Iterable[Path], installed: Iterable[Path]) -> list[Path]:
     """Everything to bind read-only on top of the ``writable`` folders: what
     :func:`later_run` finds in each, and the ``installed`` Python paths (tao's own

@@ -34,7 +34,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
-from tao.sandbox.protected import Entry, planted, remove_planted, snapshot
+from tao.sandbox.protected import Sweep
 from tao.tools.base import Tool, make_tool
 from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
@@ -129,14 +129,24 @@ def test_file(root: Path, raw: str) -> ProjectPath:
 
 #: Runs the real pytest: imported from the isolated interpreter's own path first, then the
 #: project folder (cwd) joins the import path at its *end*, so project modules import but
-#: cannot shadow pytest, its plugins or the standard library. Only the named test file's
-#: tests run (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md``
-#: would otherwise execute doctests in data files the code fingerprint never covers, so
-#: every other collected item is deselected before anything runs (SPEC S11).
-PYTEST_LAUNCHER = """import os, sys, pytest
+#: cannot shadow pytest, its plugins or the standard library. Plugins pytest loads by entry
+#: point (``pytest11``) come only from the installation: the distributions are listed
+#: before the project joins the path, and pytest sees only those until its plugins are
+#: loaded (a ``*.dist-info``/``*.egg-info`` in the project or a ``pythonpath =`` folder
+#: would otherwise load a plugin by name, SPEC S11). Only the named test file's tests run
+#: (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md`` would
+#: otherwise execute doctests in data files the code fingerprint never covers, so every
+#: other collected item is deselected before anything runs (SPEC S11).
+PYTEST_LAUNCHER = """import importlib.metadata as metadata, os, sys, pytest
+installed, everywhere = list(metadata.distributions()), metadata.distributions
+def only_installed(**query):
+    return everywhere(**query) if query else iter(installed)
 class OnlyNamed:
     def __init__(self, path):
         self.path = os.path.realpath(path)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_load_initial_conftests(self):
+        metadata.distributions = everywhere
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config, items):
         named = os.path.realpath
@@ -144,6 +154,7 @@ class OnlyNamed:
         if other:
             config.hook.pytest_deselected(items=other)
             items[:] = [item for item in items if named(str(item.path)) == self.path]
+metadata.distributions = only_installed
 sys.path.append(os.getcwd())
 sys.exit(int(pytest.main(sys.argv[1:], plugins=[OnlyNamed(sys.argv[-1])])))
 """
@@ -179,8 +190,7 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
     sandbox = sandbox or Sandbox()
-    writable = [Path(os.path.realpath(folder)) for folder in sandbox.writable]
-    before = snapshot(writable)
+    sweep = Sweep(sandbox.writable, "run_tests", "the tests")
     with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
         command, env, note = _command(root, shown, sandbox, scratch)
         try:
@@ -204,37 +214,9 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     output = reader.text().rstrip("\n")
     if note is not None:
         output += f"\n[run_tests: note: {note}]"
-    output += _undo_planted(root, writable, before)
+    removed = sweep(root)  # after pytest and all it started have ended (SPEC S10)
+    output += f"\n{removed}" if removed else ""
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
-
-
-#: Removed paths named in the observation; the rest are counted.
-SHOWN_REMOVED = 10
-
-
-def _undo_planted(root: Path, writable: list[Path], before: frozenset[Entry]) -> str:
-    """Remove the VCS metadata, virtual environments and compiled Python the tests
-    created or changed in a writable folder (they would run later, unconfined: the
-    person's next ``git status`` or ``python``; :mod:`tao.sandbox.protected`), and say so
-    in the observation."""
-    removed = remove_planted(planted(writable, before)) if writable else []
-    if not removed:
-        return ""
-    names = ", ".join(_shown_path(root, path) for path in removed[:SHOWN_REMOVED])
-    if len(removed) > SHOWN_REMOVED:
-        names += f" and {len(removed) - SHOWN_REMOVED} more"
-    return (
-        f"\n[run_tests: removed {names}: made by the tests, version-control metadata or "
-        "a virtual environment or compiled Python would run later outside the sandbox]"
-    )
-
-
-def _shown_path(root: Path, path: Path) -> str:
-    """``path`` relative to the project when inside it, else as it is."""
-    try:
-        return str(path.relative_to(Path(os.path.realpath(root))))
-    except ValueError:
-        return str(path)
 
 
 #: Signals the sandbox's limits send, as exit codes 128 + n say them to the model.
