@@ -28,6 +28,7 @@ from tao.format import (
     run_costs,
     status_word,
     step_costs,
+    terminal_safe,
 )
 from tao.protocol.labels import Labels
 from tao.redact.marker import hidden_note
@@ -45,8 +46,10 @@ LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
 
 
 def e(text: object) -> str:
-    """Escape anything for HTML text and attribute values (quotes included)."""
-    return escape(str(text), quote=True)
+    """Escape anything for HTML text and attribute values (quotes included), with control,
+    bidi and invisible-direction characters shown as escapes (``\\u202e``), as on the
+    terminal: a bidi override in a thought would otherwise reorder what the page shows (S9)."""
+    return escape(terminal_safe(str(text)), quote=True)
 
 
 def run_url(run_id: str, suffix: str = "") -> str:
