@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from tests.fakes.window import WindowServer
 
 from tao import Agent, RunConfig, tool
+from tao.format import format_action
 from tao.state.result import RunResult, Step, StepKind
 
 WINDOW = 8000
@@ -93,7 +94,7 @@ class _Rows:
         if step.kind is StepKind.MODEL_ERROR:
             return
         made = "; ".join(c.describe() for c in step.compactions)
-        action = f"{step.tool}[{step.argument}]" if step.tool else "-"
+        action = format_action(step) if step.tool else "-"
         print(
             f"| {step.index} | `{action}` | {step.input_tokens:,} | "
             f"{step.evaluated_tokens or 0:,} | {made} |",

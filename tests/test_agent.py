@@ -28,14 +28,16 @@ def test_calculator_run_finishes_with_full_trace_L1(replay: Replay) -> None:
     assert result.status is Status.FINISHED
     assert result.answer == "395"
     first, last = result.steps
-    assert (first.kind, first.tool, first.argument, first.observation) == (
+    assert (first.kind, first.tool, first.arguments, first.observation) == (
         StepKind.ACTION,
         "calculator",
-        "17 * 23 + 4",
+        {"expression": "17 * 23 + 4"},
         "395",
     )
+    assert first.unparsed is None  # the bracket text bound: arguments is the one record
     assert first.thought == "I need to compute."
-    assert last.kind is StepKind.FINAL and last.argument == "395"
+    assert last.kind is StepKind.FINAL and last.answer == "395"
+    assert last.arguments == {"answer": "395"}
     assert result.usage.model_calls == 2
     assert result.usage.input_tokens == first.input_tokens + last.input_tokens > 0
     # The second call saw the first reply and the real observation, as user turn (local models).

@@ -196,6 +196,7 @@ def test_a_v9_run_log_gains_the_column_and_its_paused_run_resumes(
              "child_output_tokens", "child_cost_usd")  # v11's (issue 31)  # fmt: skip
     for column in later:
         db.execute(f"ALTER TABLE steps DROP COLUMN {column}")
+    db.execute("ALTER TABLE steps RENAME COLUMN unparsed TO argument")  # v12's (issue 30)
     db.execute("PRAGMA user_version = 9")
     db.commit()
     db.close()

@@ -45,12 +45,12 @@ CONFIG = RunConfig(
 )  # fmt: skip
 SYSTEM, USER = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
 FIRST = Step(
-    index=1, kind=StepKind.ACTION, thought="t", tool="calc", argument="1+1", observation="2",
-    model_input=[SYSTEM, USER], model_output="Action: calc[1+1]", input_tokens=5,
-    output_tokens=2, arguments={"expression": "1+1"}, cost_usd=0.25,
+    index=1, kind=StepKind.ACTION, thought="t", tool="calc", arguments={"expression": "1+1"},
+    observation="2", model_input=[SYSTEM, USER], model_output="Action: calc[1+1]",
+    input_tokens=5, output_tokens=2, cost_usd=0.25,
 )  # fmt: skip
 SECOND = Step(
-    index=2, kind=StepKind.FINAL, tool="finish", argument="2",
+    index=2, kind=StepKind.FINAL, tool="finish", arguments={"answer": "2"},
     model_input=[SYSTEM, USER, {"role": "assistant", "content": "a"}], evaluated_tokens=3,
     forced=True, repeat_of=1,
 )  # fmt: skip
@@ -179,3 +179,23 @@ def test_a_checkpoint_from_before_approvals_and_refusals_reads_as_it_meant_then_
     assert read.pending[0].id == WAITING.id
     written = read.to_json()
     assert "refused_calls" not in written and set(written["pending"][0]) == set(old_call)  # type: ignore[index, arg-type]
+
+
+def test_a_step_written_with_argument_reads_as_one_field_for_its_arguments_M3() -> None:
+    """Issue 30: JSON from before v12 (``--json``, exports, eval records) had ``argument``
+    beside ``arguments``; it reads as today's step: the answer in ``arguments``, the text
+    as written only for a call that never bound, and nothing of a bound call's text."""
+    final = Step.from_json({"index": 3, "kind": "final", "tool": "finish", "argument": "395"})
+    assert (final.arguments, final.answer, final.unparsed) == ({"answer": "395"}, "395", None)
+    unknown = {"index": 1, "kind": "unknown_tool", "tool": "serch", "argument": "Ed Wood"}
+    assert (Step.from_json(unknown).arguments, Step.from_json(unknown).unparsed) == (
+        None,
+        "Ed Wood",
+    )
+    bound = {"index": 2, "kind": "action", "tool": "calc", "argument": "1+1",
+             "arguments": {"expression": "1+1"}}  # fmt: skip
+    assert (Step.from_json(bound).arguments, Step.from_json(bound).unparsed) == (
+        {"expression": "1+1"},
+        None,
+    )
+    assert "argument" not in SECOND.to_json() and SECOND.to_json()["arguments"] == {"answer": "2"}

@@ -29,7 +29,7 @@ def test_plural(count: int, word: str, many: str | None, said: str) -> None:
 
 
 def test_a_one_step_run_reads_1_step_and_1_model_call() -> None:
-    step = Step(index=1, kind=StepKind.FINAL, argument="x")
+    step = Step(index=1, kind=StepKind.FINAL, arguments={"answer": "x"})
     result = RunResult(
         run_id="r", task="t", model="m", status=Status.FINISHED, steps=[step],
         usage=Usage(model_calls=1),

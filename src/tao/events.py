@@ -37,8 +37,8 @@ class ActionEvent:
 
     step: int
     tool: str
-    arguments: JSONObject | None
-    argument: str
+    arguments: JSONObject
+    """What the tool is called with, by parameter name (bound and validated)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ class AnswerEvent:
     @property
     def answer(self) -> str:
         """The answer as the model gave it."""
-        return self.step.argument or ""
+        return self.step.answer or ""
 
 
 @dataclass(frozen=True, slots=True)

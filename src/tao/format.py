@@ -129,7 +129,7 @@ def format_action(step: Step) -> str:
             if step.arguments
             else (f"{step.tool or '?'}()")
         )
-    return format_call(step.tool or "?", step.argument, step.arguments)
+    return format_call(step.tool or "?", step.unparsed, step.arguments)
 
 
 def step_costs(step: Step) -> str:

@@ -76,7 +76,11 @@ def test_a_plugin_model_and_tool_set_run_from_the_command_line(tao: Any) -> None
     assert result["status"] == "finished"
     assert result["answer"] == "the plugin heard HI!"
     first = result["steps"][0]
-    assert (first["tool"], first["argument"], first["observation"]) == ("shout", "hi", "HI!")
+    assert (first["tool"], first["arguments"], first["observation"]) == (
+        "shout",
+        {"text": "hi"},
+        "HI!",
+    )
     shown = tao("runs", "show", result["run_id"], "--json")
     assert shown.json()["model"] == "shout:hi"
 

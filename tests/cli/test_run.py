@@ -38,19 +38,20 @@ def test_json_output_is_exactly_one_object_with_the_contract_keys_M1(
         "index",
         "thought",
         "tool",
-        "argument",
+        "arguments",
         "observation",
         "model_input",
         "model_output",
         "duration_s",
         "tokens",
     } <= step.keys()
-    assert (step["index"], step["tool"], step["argument"], step["observation"]) == (
+    assert (step["index"], step["tool"], step["arguments"], step["observation"]) == (
         1,
         "calculator",
-        "17 * 23 + 4",
+        {"expression": "17 * 23 + 4"},
         "395",
     )
+    assert "argument" not in step  # issue 30: one field for the call's arguments
     assert step["model_output"] == CALC_SCRIPT[0]
     assert step["model_input"][0]["role"] == "system"
     assert data["steps"][1]["model_input"][-1] == {"role": "user", "content": "Observation: 395"}

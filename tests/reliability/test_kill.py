@@ -142,7 +142,8 @@ class Home:
 
 
 def _shape(steps: list[dict[str, Any]]) -> list[tuple[int, str | None, str | None]]:
-    return [(s["index"], s["tool"], s["argument"]) for s in steps]
+    """Each step's index, tool and its one argument (every tool here takes one)."""
+    return [(s["index"], s["tool"], *(s["arguments"] or {None: None}).values()) for s in steps]
 
 
 def _one_seed(seed: int, make: Callable[[str], Home], full_s: float) -> str:

@@ -133,7 +133,7 @@ def recorded_runs(tao_home: Path) -> None:
             store.begin_run(result, config)
             for index in (1, 2, 3):
                 step = Step(index=index, kind=StepKind.ACTION, thought="Add.", tool="calculator",
-                            argument=f"{index}+1", observation=str(index + 1),
+                            arguments={"expression": f"{index}+1"}, observation=str(index + 1),
                             model_output="Action: calculator[1+1]", duration_s=0.1)  # fmt: skip
                 result.add_step(step)
                 store.add_step(result, step)

@@ -41,7 +41,7 @@ class Runs:
             kind=StepKind.ACTION,
             thought=f"thought {index}: 100% sure? ünïcödé, 日本語, O'Brien [bold]x[/bold]",
             tool="calculator",
-            argument=f"{index} * 2",
+            arguments={"expression": f"{index} * 2"},
             observation=f"{index * 2} <script>alert(1)</script>",
             model_input=[
                 {"role": "system", "content": "You are tao."},
@@ -54,7 +54,6 @@ class Runs:
             evaluated_tokens=50 + index,
             model_duration_s=0.2 * index,
             tool_duration_s=0.01 * index,
-            arguments={"expression": f"{index} * 2"},
         )
         return step.replace(**overrides)
 

@@ -48,7 +48,7 @@ def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log
     """M3: v1 -> v5 rebuilds `runs` without losing a run, step or model call (no cascade)."""
     assert _version(old_log) == 1
     open_store(old_log).close()
-    assert _version(old_log) == SCHEMA_VERSION == 11
+    assert _version(old_log) == SCHEMA_VERSION == 12
     conn = sqlite3.connect(old_log)
     try:
         counts = [
@@ -130,3 +130,18 @@ def test_the_migrated_log_takes_the_new_statuses(old_log: Path) -> None:
         store.finish_run(result)
         assert store.get_summary(FINISHED).status is Status.CANCELLED
         assert [s.run_id for s in store.list_runs(status="cancelled")] == [FINISHED]
+
+
+def test_the_old_logs_steps_carry_one_field_for_their_arguments(old_log: Path) -> None:
+    """Issue 30, M3: v12 moves a final answer from ``argument`` into ``arguments`` and keeps
+    the text as written only for a call that never bound (``unparsed``)."""
+    with open_store(old_log) as store:
+        finished = store.get_run(FINISHED[:13])
+        steps = [
+            step for summary in store.list_runs() for step in store.get_run(summary.run_id).steps
+        ]
+    final = finished.steps[-1]
+    assert final.kind is StepKind.FINAL
+    assert final.arguments == {"answer": finished.answer} and final.answer == finished.answer
+    assert steps and all(s.arguments is None or s.unparsed is None for s in steps)
+    assert all(s.arguments is not None or s.unparsed is not None for s in steps if s.tool)

@@ -88,6 +88,45 @@ def test_a_version_1_database_is_migrated_to_take_the_new_statuses_M3(
             conn.execute("UPDATE runs SET status = 'paused'")
 
 
+def test_a_version_11_database_moves_a_final_answer_into_arguments_M3(pg_database: str) -> None:
+    """Issue 30, M3: v12 in PostgreSQL: a final answer stored as ``argument`` becomes
+    ``arguments`` = ``{"answer": ...}``; a bound call keeps only its arguments; an unknown
+    tool's text as written stays, as ``unparsed``."""
+    from tao.store.pg_schema import MIGRATIONS
+    from tao.store.postgres import PostgresStore
+
+    with psycopg.connect(pg_database, autocommit=True) as conn:  # what tao at v11 created
+        for statements in MIGRATIONS[:11]:
+            for statement in statements:
+                conn.execute(statement.encode())
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version VALUES (11)")
+        conn.execute(
+            "INSERT INTO runs (id, task, model, lang, status, started_at, answer) "
+            "VALUES ('old', 't', 'm', 'en', 'finished', 1, 'it''s \"4\"')"
+        )
+        rows = [
+            (1, "action", "calc", "2+2", '{"expression": "2+2"}'),
+            (2, "unknown_tool", "serch", "Ed Wood", None),
+            (3, "final", "finish", 'it\'s "4"', None),
+        ]
+        for index, kind, tool, argument, arguments in rows:
+            conn.execute(
+                "INSERT INTO steps (run_id, idx, kind, tool, argument, arguments, duration_s, "
+                "model_duration_s, tool_duration_s, input_tokens, output_tokens, created_at) "
+                "VALUES ('old', %s, %s, %s, %s, %s, 0, 0, 0, 0, 0, 1)",
+                (index, kind, tool, argument, arguments),
+            )
+    with PostgresStore.connect(pg_database) as store:
+        steps = store.get_run("old").steps
+    assert [(s.arguments, s.unparsed) for s in steps] == [
+        ({"expression": "2+2"}, None),
+        (None, "Ed Wood"),
+        ({"answer": 'it\'s "4"'}, None),
+    ]
+    assert steps[-1].answer == 'it\'s "4"'
+
+
 def test_reopening_migrates_nothing_and_keeps_runs_M3(pg_database: str, runs: Runs) -> None:
     """M3: opening an up-to-date database again changes nothing."""
     from tao.store.postgres import PostgresStore

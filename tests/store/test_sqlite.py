@@ -52,7 +52,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -196,7 +196,7 @@ def test_a_v7_log_is_rebuilt_for_queued_runs_keeping_every_column_M3(db: Path) -
         assert len(store.get_run("r1").steps) == 1
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
         assert conn.execute("SELECT state_messages FROM runs").fetchone()[0] == 3
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         conn.execute("UPDATE runs SET status = 'queued' WHERE id = 'r1'")

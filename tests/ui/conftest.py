@@ -184,9 +184,14 @@ def _browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Debian Chromium for the session, driven by Playwright (never downloaded)."""
+    """One headless Debian Chromium per test module, driven by Playwright (never downloaded).
+
+    One per module, not per session: Playwright's sync API keeps an event loop running in the
+    main thread while it is open, so any later test's ``asyncio.run`` would refuse to start
+    (pytest ties a wider scope in a folder without ``__init__.py`` to the whole session).
+    """
     missing = _browser_missing()
     if missing:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

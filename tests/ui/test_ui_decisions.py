@@ -96,8 +96,8 @@ def _record(run_id: str, status: Status, *, parent: str | None = None, cost: flo
                        started_at=time.time(), parent_id=parent)  # fmt: skip
     with open_store() as store:
         store.begin_run(result, RunConfig(model="local"))
-        step = Step(index=1, kind=StepKind.FINAL, tool="finish", argument="ok", duration_s=0.3,
-                    input_tokens=20, output_tokens=4, cost_usd=cost)  # fmt: skip
+        step = Step(index=1, kind=StepKind.FINAL, tool="finish", arguments={"answer": "ok"},
+                    duration_s=0.3, input_tokens=20, output_tokens=4, cost_usd=cost)  # fmt: skip
         result.add_step(step)
         result.status, result.answer, result.duration_s = status, "ok", 1.5
         if pending:

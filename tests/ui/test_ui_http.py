@@ -29,7 +29,7 @@ def record_run(run_id: str, *, finish: bool = True, steps: int = 2) -> RunResult
                 kind=StepKind.ACTION,
                 thought=f"thought {XSS}",
                 tool="calculator",
-                argument=f"1+{XSS}",
+                arguments={"expression": f"1+{XSS}"},
                 observation=f"Observation text {XSS}",
                 model_input=[{"role": "user", "content": f"input {XSS}"}],
                 model_output=f"Action: calculator[{XSS}]",

@@ -40,8 +40,8 @@ def _record(store: Store, run_id: str, task: str, **fields: Any) -> None:
     result = RunResult(run_id=run_id, task=task, model=fields.pop("model", "local"),
                        started_at=fields.pop("started_at"))  # fmt: skip
     observation = fields.pop("observation", None)
-    acted = {"kind": StepKind.ACTION, "tool": "run_command", "argument": "git diff"}
-    final = {"kind": StepKind.FINAL, "argument": "ok"}
+    acted = {"kind": StepKind.ACTION, "tool": "run_command", "arguments": {"command": "git diff"}}
+    final = {"kind": StepKind.FINAL, "tool": "finish", "arguments": {"answer": "ok"}}
     step = Step(index=1, thought="Done.", model_output="Action: finish[ok]", duration_s=0.4,
                 input_tokens=30, output_tokens=5, observation=observation,
                 **(acted if observation else final))  # fmt: skip

@@ -61,3 +61,27 @@ def test_a_run_posted_to_the_server_is_queued_for_the_workers_not_run_there(
         assert status == 404 and "no run" in missing["error"]["message"]
     with open_store() as store:
         assert [s.run_id for s in store.list_runs()] == [made["id"]]
+
+
+def test_two_server_replicas_share_one_queue_and_one_run_log(
+    replay: Callable[[list[str]], Path],
+) -> None:
+    """Issue 28, item 6: `tao serve --queue` as two replicas over one PostgreSQL: a run
+    posted to either is on the one queue, and either replica reads any run back."""
+    script = str(replay(["Action: finish[4]"]))
+    config = {"model": f"replay:{script}", "tools": ["calc"]}
+    apps = [make_app(load_model(f"replay:{script}"), queue="jobs") for _ in range(2)]
+    with Running(apps[0]) as first, Running(apps[1]) as second:
+        made = [
+            call(server.port, "POST", "/v1/runs", {"task": f"{n}+{n}?", "config": config})[1]
+            for n, server in enumerate((first, second, first))
+        ]
+        for run in made:
+            for server in (first, second):
+                status, shown = call(server.port, "GET", f"/v1/runs/{run['id']}")
+                assert (status, shown["status"]) == (200, "queued"), shown
+            flow = client().retrieve_workflow(run["id"]).get_status()
+            assert (flow.status, flow.queue_name) == ("ENQUEUED", "jobs")
+    with open_store() as store:
+        assert {s.run_id for s in store.list_runs()} == {run["id"] for run in made}
+    assert len({run["id"] for run in made}) == 3

@@ -16,6 +16,7 @@ written and cannot restyle (or break) the display. The words and numbers come fr
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -35,7 +36,8 @@ from tao.format import (
     terminal_safe,
 )
 from tao.redact.scan import redact
-from tao.state.jsontypes import JSONObject
+from tao.redact.structured import redact_json
+from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status, Step, StepKind
 
 __all__ = ["render_result_footer", "render_run_header", "render_step", "status_text"]
@@ -46,7 +48,8 @@ def safe_step(step: Step) -> Step:
     return step.replace(
         thought=_safe(step.thought),
         tool=_safe(step.tool),
-        argument=_safe(step.argument),
+        arguments=None if step.arguments is None else _safe_object(step.arguments),
+        unparsed=_safe(step.unparsed),
         observation=_safe(step.observation),
         model=_safe(step.model),
         model_failures=[terminal_safe(redact(f)) for f in step.model_failures],
@@ -67,6 +70,23 @@ def safe_result(result: RunResult) -> RunResult:
 
 def _safe(text: str | None) -> str | None:
     return None if text is None else terminal_safe(redact(text))
+
+
+def _safe_object(arguments: JSONObject) -> JSONObject:
+    """A call's arguments with secrets redacted and every string escaped for the terminal
+    (a final answer lives here too)."""
+
+    def walk(value: JSON) -> JSON:
+        if isinstance(value, str):
+            return terminal_safe(value)
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if isinstance(value, dict):
+            return {terminal_safe(key): walk(item) for key, item in value.items()}
+        return value
+
+    redacted = redact_json(arguments)
+    return cast(JSONObject, walk(redacted))
 
 
 def status_text(status: str) -> Text:
@@ -96,7 +116,7 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
 
     if step.kind is StepKind.FINAL:
         parts.append(
-            Text.assemble((f"{labels.answer}: ", "bold green"), (step.argument or "", "green"))
+            Text.assemble((f"{labels.answer}: ", "bold green"), (step.answer or "", "green"))
         )
     elif step.tool is not None:
         parts.append(

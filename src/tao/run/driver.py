@@ -287,8 +287,7 @@ class Driver:
         if self.emit is ignore:
             return
         for ready in request.calls:
-            call = ready.call
-            self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments, call.argument))
+            self.emit(ActionEvent(request.step, ready.tool.name, ready.arguments))
 
     def model_request(self, request: AskModel) -> ModelRequest:
         """What the model is sent for ``request``: keyed by the run, so a provider's prompt

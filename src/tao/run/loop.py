@@ -182,7 +182,7 @@ def react(
         run.context.compactions = list(resume.compactions)  # recorded, never decided again
         run.context.window = resume.window or run.context.window
         if history and history[-1].kind is StepKind.FINAL:  # killed after its answer was stored
-            return Ending(Status.FINISHED, answer=history[-1].argument)
+            return Ending(Status.FINISHED, answer=history[-1].answer)
     while True:
         if resume is not None and resume.reply is not None and resume.step is not None:
             turn: Turn | Ending = _resumed(run, resume)
@@ -200,7 +200,7 @@ def react(
         final = outcome[0]  # an answer is a turn of its own
         if final.kind is StepKind.FINAL:
             forced = f"answer forced by {turn.forced}" if turn.forced else None
-            return Ending(Status.FINISHED, answer=final.argument, stop_reason=forced)
+            return Ending(Status.FINISHED, answer=final.answer, stop_reason=forced)
         looping = run.repeats.exceeded()
         if looping is not None:
             return Ending(Status.MAX_STEPS, stop_reason=looping)
@@ -494,12 +494,14 @@ def _final(run: _Run, turn: Turn, reply: ModelReply, parsed: FinalAnswer) -> lis
                 StepKind.ACTION,
                 parsed.thought,
                 tool="finish",
-                argument=parsed.answer,
+                arguments={"answer": parsed.answer},
                 observation=failed.observation,
             )
         ]
     run.messages.extend(closing(run.setup, reply, parsed))  # the transcript ends with the answer
-    return [make_step(turn, StepKind.FINAL, parsed.thought, tool="finish", argument=answer)]
+    return [
+        make_step(turn, StepKind.FINAL, parsed.thought, tool="finish", arguments={"answer": answer})
+    ]
 
 
 def _approve(

@@ -79,7 +79,7 @@ class Repeats:
             repeats.count += step.repeat_of is not None
             tool = tools.get(step.tool or "")
             if tool is None or step.arguments is None:  # it could not start
-                key = unready_key(step.tool or "", step.argument)
+                key = unready_key(step.tool or "", step.unparsed)
                 repeats.seen.setdefault(key, Earlier(step.index, step.observation or ""))
                 continue
             if step.repeat_of is not None and tool.volatile:

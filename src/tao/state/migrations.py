@@ -17,7 +17,7 @@ SPEC R1).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
 
@@ -71,3 +71,20 @@ CHECKPOINT: dict[int, Upgrade] = {
 #: Records without a version: an absent key reads as this, not as the field's default.
 USAGE_MISSING: JSONObject = {"cost_usd": None}
 """Usage written before costs were kept: the cost is unknown, not zero."""
+
+
+def step_without_argument(data: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """A step as tao wrote it up to run-log schema 11: ``argument`` (the text as written,
+    the answer for ``finish``) beside ``arguments``. Now ``arguments`` is the one field:
+    a final answer is ``{"answer": text}``, and the text survives only as ``unparsed``,
+    for a call that never became arguments."""
+    if "argument" not in data:
+        return data
+    upgraded = dict(data)
+    text = upgraded.pop("argument")
+    if upgraded.get("arguments") is None and isinstance(text, str):
+        if upgraded.get("tool") == "finish":
+            upgraded["arguments"] = {"answer": text}
+        else:
+            upgraded["unparsed"] = text
+    return upgraded

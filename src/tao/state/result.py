@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from tao.models.base import Message
-from tao.state import codec
+from tao.state import codec, migrations
 from tao.state.budget import ChildRun, Usage
 from tao.state.compaction import Compaction
 from tao.state.config import Approval, PendingCall, RunConfig
@@ -37,8 +37,15 @@ class Step:
     thought: str | None = None
     tool: str | None = None
     """The tool called (``finish`` for a final answer)."""
-    argument: str | None = None
-    """The argument as the model wrote it (the final answer, for ``finish``)."""
+    arguments: JSONObject | None = None
+    """What the tool was called with, by parameter name, however the model wrote the call
+    (``tool[text]``, ``tool(key=value)`` or a native call): ``{"answer": ...}`` for
+    ``finish``. ``None`` when the call never became arguments (an unknown tool, text that
+    did not bind): then :attr:`unparsed` holds what the model wrote."""
+    unparsed: str | None = None
+    """The argument text of a call that could not be bound, as the model wrote it; ``None``
+    whenever :attr:`arguments` is set. The one place the raw text survives, so a trace
+    shows ``tool[text]`` for a call that failed to bind, and a repeat of it is noticed."""
     observation: str | None = None
     """What went back to the model: the tool's output, an error or a format reminder."""
     model_input: list[Message] = field(default_factory=list)
@@ -54,8 +61,6 @@ class Step:
     """Prompt tokens the backend really processed (smaller with a KV cache), if known."""
     model_duration_s: float = 0.0
     tool_duration_s: float = 0.0
-    arguments: JSONObject | None = None
-    """Typed arguments the tool was called with (call form or bound bracket argument)."""
     call_index: int = 0
     """Position among the parallel calls of one reply; its tokens count on position 0 only."""
     repeat_of: int | None = None
@@ -89,6 +94,14 @@ class Step:
             return None
         spent = (self.child_input_tokens, self.child_output_tokens, self.child_cost_usd)
         return ChildRun(self.child_run, *spent)
+
+    @property
+    def answer(self) -> str | None:
+        """The final answer of a ``finish`` step (its ``answer`` argument); else ``None``."""
+        if self.kind is not StepKind.FINAL or self.arguments is None:
+            return None
+        answer = self.arguments.get("answer")
+        return answer if isinstance(answer, str) else None
 
     @property
     def tokens(self) -> int:
@@ -130,6 +143,7 @@ class Step:
     def from_json(cls, data: Mapping[str, JSON], before: Step | None = None) -> Step:
         """Read :meth:`to_json`'s JSON; ``before`` (the step before) completes a step
         whose ``model_input_from`` is not 0. A wrong shape is a ``ValueError``."""
+        data = migrations.step_without_argument(data)
         since = data.get("model_input_from")
         if isinstance(since, int) and since and before is not None:
             new = data.get("model_input") or []

@@ -37,6 +37,7 @@ from tao.store.schema import (
     NotARunLogError,
     SchemaTooNewError,
     status_check,
+    steps_v12,
     tables_v1,
     tables_v3,
     tables_v6,
@@ -78,6 +79,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V9,
     V10,
     tables_v11(POSTGRES),
+    steps_v12("json_build_object('answer', argument)::text"),
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

@@ -65,7 +65,7 @@ from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -248,6 +248,19 @@ def tables_v11(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def steps_v12(answer_json: str) -> tuple[str, ...]:
+    """v11 -> v12 (issue 30): one field for a call's arguments. A final answer, stored as
+    ``argument`` until now, becomes ``arguments`` = ``{"answer": ...}`` (``answer_json``
+    is the database's way to build that JSON text from ``argument``); the text as written
+    stays only for a call that never became arguments, in a column named for that."""
+    return (
+        f"UPDATE steps SET arguments = {answer_json} "  # noqa: S608 (constants)
+        "WHERE tool = 'finish' AND arguments IS NULL AND argument IS NOT NULL",
+        "UPDATE steps SET argument = NULL WHERE arguments IS NOT NULL",
+        "ALTER TABLE steps RENAME COLUMN argument TO unparsed",
+    )
+
+
 #: The columns v3 to v7 added to ``runs``, as a rebuilt table adds them again.
 _LATER_RUN_COLUMNS = (
     ("state_messages", "INTEGER"),
@@ -289,6 +302,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V9,
     V10,
     tables_v11(SQLITE),
+    steps_v12("json_object('answer', argument)"),
 )
 
 if len(MIGRATIONS) != SCHEMA_VERSION:

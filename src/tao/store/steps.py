@@ -30,7 +30,7 @@ from tao.store.sql import Connection, Row, dumps, loads, loads_object
 #: Step columns named as :class:`tao.state.result.Step` fields (``arguments`` and
 #: ``model_input`` hold JSON).
 STEP_FIELDS = (
-    "index", "kind", "thought", "tool", "argument", "observation", "model_output", "duration_s",
+    "index", "kind", "thought", "tool", "unparsed", "observation", "model_output", "duration_s",
     "model_duration_s", "tool_duration_s", "input_tokens", "output_tokens", "evaluated_tokens",
     "call_index", "repeat_of", "cost_usd", "model", "child_run", "child_input_tokens",
     "child_output_tokens", "child_cost_usd",
@@ -40,7 +40,7 @@ _CALL = """(SELECT {column} FROM model_calls m WHERE m.run_id = s.run_id
                 AND m.step_index = s.idx ORDER BY m.id DESC LIMIT 1)"""
 
 SELECT_STEPS = f"""
-    SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.argument, s.arguments, s.observation,
+    SELECT s.idx AS "index", s.kind, s.thought, s.tool, s.unparsed, s.arguments, s.observation,
            s.duration_s, s.model_duration_s, s.tool_duration_s, s.input_tokens,
            s.output_tokens, s.evaluated_tokens, s.call_index, s.repeat_of, s.forced, s.cost_usd,
            s.compactions,
@@ -54,7 +54,7 @@ SELECT_STEPS = f"""
 """  # noqa: S608 (constant column names, no data)
 
 _INSERT_STEP = """
-    INSERT INTO steps (run_id, idx, kind, thought, tool, argument, arguments,
+    INSERT INTO steps (run_id, idx, kind, thought, tool, unparsed, arguments,
         observation, duration_s, model_duration_s, tool_duration_s, input_tokens,
         output_tokens, evaluated_tokens, call_index, repeat_of, forced, cost_usd, compactions,
         approval, model, model_failures, child_run, child_input_tokens, child_output_tokens,
@@ -62,7 +62,7 @@ _INSERT_STEP = """
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_id, idx) DO UPDATE SET
         kind = excluded.kind, thought = excluded.thought, tool = excluded.tool,
-        argument = excluded.argument, arguments = excluded.arguments,
+        unparsed = excluded.unparsed, arguments = excluded.arguments,
         observation = excluded.observation, duration_s = excluded.duration_s,
         model_duration_s = excluded.model_duration_s,
         tool_duration_s = excluded.tool_duration_s, input_tokens = excluded.input_tokens,
@@ -134,7 +134,7 @@ def insert_step(conn: Connection, result: RunResult, step: Step, end: transcript
     approval = None if step.approval is None else dumps(redact_json(step.approval.to_json()))
     conn.execute(
         _INSERT_STEP,
-        (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.argument),
+        (*key, str(step.kind), _redacted(step.thought), step.tool, _redacted(step.unparsed),
          arguments, _redacted(step.observation), step.duration_s, step.model_duration_s,
          step.tool_duration_s, step.input_tokens, step.output_tokens, step.evaluated_tokens,
          step.call_index, step.repeat_of, int(step.forced), step.cost_usd, compactions, approval,

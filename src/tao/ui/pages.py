@@ -283,7 +283,7 @@ def step_html(step: Step, labels: Labels) -> str:
     if step.kind is StepKind.FINAL:
         parts.append(
             f'<p class="final"><span class="label">{e(labels.answer)}</span> '
-            f"<code>{e(step.argument or '')}</code></p>"
+            f"<code>{e(step.answer or '')}</code></p>"
         )
     elif step.tool is not None:
         rest = format_action(step)[len(step.tool) :]
