@@ -57,7 +57,8 @@ def base_url() -> Iterator[str]:
 def client(base_url: str) -> Any:
     import openai
 
-    return openai.OpenAI(base_url=base_url, api_key="not-needed", max_retries=0, timeout=120)
+    # the first tool request prefills the tools block: minutes on a loaded 2-core machine
+    return openai.OpenAI(base_url=base_url, api_key="not-needed", max_retries=0, timeout=300)
 
 
 COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
