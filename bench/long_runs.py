@@ -12,7 +12,9 @@ counts the requests whose prompt only grew at its end (a prefix cache keeps hitt
     python bench/long_runs.py --quick       # 60 steps
     python bench/long_runs.py --json        # and one JSON line last
     python bench/long_runs.py --local       # the embedded model reads 30 files of 1 KB
-                                            # in a 4,096-token window (slow: minutes)
+                                            # in a 4,096-token window (slow: minutes);
+                                            # a row per step, then one summary table
+    python bench/long_runs.py --local --files 8 --window 2048   # smaller
 
 Needs only tao itself (run with ``PYTHONPATH=src`` from a checkout).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -138,6 +141,32 @@ def local_run(files: int, window: int) -> None:
         seconds = time.perf_counter() - started
     reads = sum(1 for s in result.steps if s.tool == "read_file")
     print(f"\n{result.status}, {reads} reads, answer {result.answer!r}, {seconds:.0f} s")
+    print(summary(result, files, window, seconds))
+
+
+def summary(result: RunResult, files: int, window: int, seconds: float) -> str:
+    """One table: steps, compactions, evaluated tokens per step (between compactions and at
+    them), wall time; the load average beside it, as the embedded model's speed depends on it."""
+    asked = [s for s in result.steps if s.call_index == 0 and s.evaluated_tokens is not None]
+    compacted = {c.step for s in result.steps for c in s.compactions}
+    between = [s.evaluated_tokens or 0 for s in asked[1:] if s.index not in compacted]
+    at = [s.evaluated_tokens or 0 for s in asked if s.index in compacted]
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+    def spread(values: list[int]) -> str:
+        if not values:
+            return "-"
+        return f"{sum(values) / len(values):,.0f} ({min(values):,}-{max(values):,})"
+
+    return (
+        "\n| files | window | status | steps | compactions | evaluated tokens per step, "
+        "between compactions: mean (min-max) | at a compaction | prompt tokens, max | "
+        "wall | load average |\n"
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+        f"| {files} | {window:,} | {result.status} | {len(result.steps)} | "
+        f"{sum(len(s.compactions) for s in result.steps)} | {spread(between)} | {spread(at)} | "
+        f"{max((s.input_tokens for s in asked), default=0):,} | {seconds:.0f} s | {load} |"
+    )
 
 
 def main() -> None:
@@ -147,14 +176,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON line last")
     parser.add_argument("--local", action="store_true", help="the embedded model, 30 files")
     parser.add_argument("--files", type=int, default=30, help="with --local")
+    parser.add_argument("--window", type=int, default=4096, help="with --local: tokens")
     args = parser.parse_args()
     if args.local:
-        local_run(args.files, 4096)
+        local_run(args.files, args.window)
         return
     steps = 60 if args.quick else args.steps
     with tempfile.TemporaryDirectory() as home:
-        import os
-
         os.environ["TAO_HOME"] = home
         runs = {name: one_run(steps, name) for name in ("elide", "none")}
     marks = sorted({1, *range(25, steps + 1, 25), steps})

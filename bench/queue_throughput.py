@@ -7,6 +7,10 @@ start first and wait; then ``--runs`` runs are submitted at once and the clock r
 the last one is ``finished`` in the run log. A fresh PostgreSQL database each time
 (``TAO_TEST_DATABASE_URL``: ``eval "$(bash scripts/start-postgres.sh)"``).
 
+"Pool" runs/s is the workers' own clock: from the first run's first step to the last run's
+end, as the run log records them (it leaves out the submitter's lead and the bench's own
+polling for the end; the submitter still shares the CPU).
+
 "Steady" runs/s leaves out the ramp (the first runs' dequeue, the submitting): the runs
 between the first and the last to finish, over that time.
 
@@ -99,6 +103,11 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             wall = time.perf_counter() - started
             done = [store.get_run(r) for r in run_ids]
             ends = sorted(store.get_summary(r).finished_at or 0.0 for r in run_ids)
+            began = min(
+                (store.get_summary(r.run_id).finished_at or 0.0)
+                - sum(step.duration_s for step in r.steps)
+                for r in done
+            )
         cpu = sum(_cpu_s(proc.pid) for proc in procs)
         own = statistics.mean(sum(step.duration_s for step in r.steps) for r in done)
         return {
@@ -108,6 +117,9 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             "latency_s": latency,
             "wall_s": round(wall, 3),
             "runs_per_s": round(runs / wall, 2),
+            "pool_s": round(ends[-1] - began, 3),
+            "pool_runs_per_s": round(runs / (ends[-1] - began), 2),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
             "submit_ms_per_run": round(1000 * submitted / runs, 2),
             "run_duration_s": round(own, 3),
             "steady_s_per_run": round((ends[-1] - ends[0]) / (len(ends) - 1), 3),
@@ -142,6 +154,7 @@ def main() -> None:
     admin_url = os.environ.get("TAO_TEST_DATABASE_URL", "").strip()
     if not admin_url:
         raise SystemExit('set TAO_TEST_DATABASE_URL: eval "$(bash scripts/start-postgres.sh)"')
+    before = os.getloadavg()
     rows = [
         measure(admin_url, int(n), args.concurrency, args.runs, args.latency)
         for n in args.workers.split(",")
@@ -157,13 +170,19 @@ def main() -> None:
         return
     base = rows[0]["runs_per_s"]
     steady = 1 / rows[0]["steady_s_per_run"]
-    print("workers conc.  runs  wall s  runs/s speed-up  steady runs/s speed-up")
+    pool = rows[0]["pool_runs_per_s"]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in before)}")
+    print(
+        "workers conc.  runs  wall s  runs/s speed-up  pool runs/s speed-up"
+        "  steady runs/s speed-up  load avg after"
+    )
     for row in rows:
         rate = 1 / row["steady_s_per_run"]
         print(
             f"{row['workers']:>7} {row['concurrency']:>5} {row['runs']:>5} {row['wall_s']:>7.2f} "
             f"{row['runs_per_s']:>7.2f} {row['runs_per_s'] / base:>7.2f}x "
-            f"{rate:>14.2f} {rate / steady:>7.2f}x"
+            f"{row['pool_runs_per_s']:>12.2f} {row['pool_runs_per_s'] / pool:>7.2f}x "
+            f"{rate:>14.2f} {rate / steady:>7.2f}x  {row['load_average'][0]:.2f}"
         )
     if overhead is None:  # --no-overhead: a concurrency-1 row would be needed to say it
         return

@@ -22,6 +22,8 @@ if str(REPO) not in sys.path:  # `pytest` run without `python -m`: tests.fakes m
 
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion  # noqa: E402
 
+from tao.models import modelinfo  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -34,6 +36,14 @@ def tao_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TAO_CACHE_DIR", str(tmp_path / "tao-cache"))
     for name in ("TAO_EVAL_DATA", "TAO_DATA_MIRROR"):
         monkeypatch.delenv(name, raising=False)
+    # tiktoken (tao[tiktoken]) downloads its encoding at first use; a test never reaches
+    # beyond loopback for it: an empty cache, and https only through a closed loopback port
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    # the windows servers reported are kept per process by base URL: a later test's server may
+    # get an earlier one's port
+    monkeypatch.setattr(modelinfo, "_SAID", {})
     return home
 
 

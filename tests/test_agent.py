@@ -265,3 +265,22 @@ def test_a_fatal_error_while_recording_carries_the_run_so_far(replay: Replay) ->
     partial = caught.value.partial
     assert partial is not None and partial.task == "add"
     assert [s.observation for s in partial.steps] == ["2", "4"]
+
+
+def test_extra_argument_error_shows_the_call_that_binds_L4(replay: Replay) -> None:
+    """An extra keyword on a one-parameter tool is refused with the exact call that binds
+    (issue 30: the embedded model repeated ``read_file[path=..., content=...]`` when the
+    error named only the extra input). SPEC L4: bad input gets a clear, specific error."""
+    read: list[str] = []
+
+    @tool
+    def read_note(path: str) -> str:
+        """Read a note."""
+        read.append(path)
+        return "ok"
+
+    script = replay(['Action: read_note[path="a.txt", content="port"]', "Action: finish[ok]"])
+    observation = agent(script, [read_note]).run("task").steps[0].observation or ""
+    assert read == []
+    assert observation.startswith("Error: invalid arguments for read_note(path): content:")
+    assert 'call it as read_note[path="…"]' in observation

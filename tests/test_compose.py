@@ -17,8 +17,10 @@ from typing import Any
 from tao import Status
 from tao.agent import Agent
 from tao.models.replay import ReplayModel
-from tao.state.config import RunConfig
+from tao.run.act import Person
+from tao.state.config import PendingCall, RunConfig
 from tao.store.factory import open_store
+from tao.tools.base import Tool, tool
 from tao.ui import UiServer
 
 
@@ -135,3 +137,73 @@ def test_as_tool_config_replaces_the_childs_settings(tao_home: Path, tmp_path: P
     with open_store() as store:
         child = store.get_run(result.steps[0].child_run or "")
     assert child.usage.model_calls == 2 and child.status is Status.MAX_STEPS
+
+
+def test_the_parents_person_decides_the_childs_call_inline(tao_home: Path, tmp_path: Path) -> None:
+    """Issue 31, item 2 (SPEC S3, S7): a child with no approver of its own asks the parent
+    run's person, shown the child's call with the child's Thought; yes runs it once, the
+    child finishes, its answer is the parent's observation, and neither run pauses."""
+    target = tmp_path / "notes.txt"
+
+    @tool(effects="writes")
+    def save(text: str) -> str:
+        """Save a note to a file."""
+        with target.open("a") as file:
+            file.write(text + "\n")
+        return "saved"
+
+    shown: list[tuple[str, object, str | None]] = []
+
+    def ask(used: Tool, arguments: object, call: PendingCall) -> bool:
+        shown.append((used.name, arguments, call.thought))
+        return True
+
+    child_model = script(tmp_path, "child", ["Thought: write it down.\nAction: save[hello]",
+                                             "Action: finish[noted]"])  # fmt: skip
+    writer = Agent(child_model, [save])
+    parent_model = script(tmp_path, "parent", ["Action: write[Note hello.]",
+                                               "Action: finish[done: noted]"])  # fmt: skip
+    lead = Agent(parent_model, [writer.as_tool("write", "Ask the writer.")], approve=Person(ask))
+    result = lead.run("Have the writer note hello.")
+
+    assert (result.status, result.answer) == (Status.FINISHED, "done: noted")
+    assert shown == [("save", {"text": "hello"}, "write it down.")]
+    assert target.read_text() == "hello\n"  # once
+    assert result.steps[0].observation == "noted"
+    with open_store() as store:
+        child = store.get_run(result.steps[0].child_run or "")
+    assert (child.status, child.parent_id) == (Status.FINISHED, result.run_id)
+
+
+def test_a_denial_by_the_parents_person_reaches_the_childs_model(
+    tao_home: Path, tmp_path: Path
+) -> None:
+    """Issue 31, item 2 (SPEC S3): the person says no to the child's call; the child's model
+    reads the refusal (its next reply is its own), the file is untouched, and the parent
+    gets the child's answer, not an error."""
+    target = tmp_path / "notes.txt"
+
+    @tool(effects="writes")
+    def save(text: str) -> str:
+        """Save a note to a file."""
+        target.write_text(text)
+        return "saved"
+
+    def ask(used: Tool, arguments: object, call: PendingCall) -> str:
+        return "not today"
+
+    child_model = script(tmp_path, "child", ["Thought: write it down.\nAction: save[hello]",
+                                             "Action: finish[refused]"])  # fmt: skip
+    writer = Agent(child_model, [save])
+    parent_model = script(tmp_path, "parent", ["Action: write[Note hello.]",
+                                               "Action: finish[writer refused]"])  # fmt: skip
+    lead = Agent(parent_model, [writer.as_tool("write", "Ask the writer.")], approve=Person(ask))
+    result = lead.run("Have the writer note hello.")
+
+    assert (result.status, result.answer) == (Status.FINISHED, "writer refused")
+    assert not target.exists()
+    assert result.steps[0].observation == "refused"
+    with open_store() as store:
+        child = store.get_run(result.steps[0].child_run or "")
+    assert child.status is Status.FINISHED
+    assert "not today" in (child.steps[0].observation or "")

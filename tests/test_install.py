@@ -35,7 +35,7 @@ CORE = {
 #: Top-level modules of the optional extras; none may be needed by the core.
 OPTIONAL_MODULES = [
     "bm25s", "numpy", "rapidfuzz", "scipy", "llama_cpp", "anthropic", "google.genai", "mcp",
-    "psycopg", "playwright", "ray", "matplotlib", "opentelemetry",
+    "psycopg", "playwright", "ray", "matplotlib", "opentelemetry", "tiktoken",
 ]  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from tao.errors import ConfigError
 from tao.format import format_cost
 from tao.models.openai import OpenAIModel
 from tao.models.pricing import PriceKey, Tokens, cost_known, cost_usd, known
-from tao.state.budget import Usage
+from tao.state.budget import Budget, Usage
 from tao.state.config import RunConfig
 from tao.state.result import Step, StepKind
 
@@ -110,13 +110,13 @@ def test_a_runs_cost_is_unknown_once_one_answered_call_has_no_price() -> None:
 
 
 def test_the_cost_budget_stops_at_its_limit_and_when_the_cost_is_unknown() -> None:
-    budget = RunConfig(max_cost_usd=0.01).budget()
+    budget = Budget.of(RunConfig(max_cost_usd=0.01))
     assert budget.exhausted(1, 0.0, Usage(cost_usd=0.0099)) is None
     spent = budget.exhausted(1, 0.0, Usage(cost_usd=0.0125))
     assert spent == "cost limit of $0.01 reached ($0.0125 spent)"
     unknown = budget.exhausted(1, 0.0, Usage(cost_usd=None))
     assert unknown == "cost limit of $0.01 cannot be kept: the cost is unknown"
-    assert RunConfig().budget().exhausted(1, 0.0, Usage(cost_usd=None)) is None  # no limit
+    assert Budget.of(RunConfig()).exhausted(1, 0.0, Usage(cost_usd=None)) is None  # no limit
     with pytest.raises(ValueError, match="max_cost_usd must be positive"):
         RunConfig(max_cost_usd=0)
     assert RunConfig.from_json(RunConfig(max_cost_usd=0.5).to_json()).max_cost_usd == 0.5

@@ -205,7 +205,7 @@ def test_the_budget_is_built_from_runconfigs_fields_and_declares_no_default() ->
     assert all(f.default is dataclasses.MISSING for f in budget_fields)
     assert {f.name for f in budget_fields} <= set(FIELDS)
     config = RunConfig(max_steps=3, max_seconds=9.5, max_tokens=77, max_cost_usd=0.25)
-    budget = config.budget()
+    budget = Budget.of(config)
     assert [getattr(budget, f.name) for f in budget_fields] == [3, 9.5, 77, 0.25]
 
 

@@ -284,6 +284,8 @@ class Agent:
                 parts, setup=dataclasses.replace(parts.setup, config=capped)
             )
             start.result.parent_id, start.result.config = context.run_id, capped
+            if parts.approve is None:  # the parent's person decides the child's calls too
+                parts = dataclasses.replace(parts, approve=context.approve)
         driver = _SyncDriver(parts, (), ignore)
         if context is not None:
             context.on_stop(driver.stop)

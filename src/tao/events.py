@@ -10,6 +10,8 @@ for event in agent.stream("What is 17 * 23 + 4?"):
             print(step.observation)
         case AnswerEvent(answer=answer):
             print("answer step:", answer)
+        case CompactionEvent() as made:
+            print(made.describe())
         case FinalEvent(result=result):
             print("answer:", result.answer)
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tao.state.compaction import Compaction
 from tao.state.config import PendingCall
 from tao.state.jsontypes import JSONObject
 from tao.state.result import RunResult, Step
@@ -74,10 +77,34 @@ class AnswerEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """Older steps were compacted to make room in the context window (issue 27), just
+    before the model request of ``compaction.step``. Only the model's view changes; the
+    run's record keeps every observation. ``compaction`` is the decision exactly as the run
+    log stores it (``Step.compactions`` of that step, once it is done), so the stream and
+    the log cannot disagree: which steps, the policy, the tokens before and after, the
+    window and why."""
+
+    compaction: Compaction
+
+    def describe(self) -> str:
+        """The line ``tao runs show`` prints for it: ``steps 1-12 compacted (elide): …``."""
+        return self.compaction.describe()
+
+
+@dataclass(frozen=True, slots=True)
 class FinalEvent:
     """The run ended; ``result.status`` says how."""
 
     result: RunResult
 
 
-Event = TextDelta | ActionEvent | ApprovalEvent | ObservationEvent | AnswerEvent | FinalEvent
+Event = (
+    TextDelta
+    | ActionEvent
+    | ApprovalEvent
+    | CompactionEvent
+    | ObservationEvent
+    | AnswerEvent
+    | FinalEvent
+)

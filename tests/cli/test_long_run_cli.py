@@ -73,3 +73,36 @@ def test_a_bad_policy_is_refused_before_the_run(tao_cli: Callable[..., CliResult
     assert run.returncode == 2
     assert "compaction" in (run.stdout + run.stderr)
     assert json.loads(run.stdout or "{}").get("steps") in (None, [])
+
+
+def test_the_live_trace_shows_each_compaction_once_as_it_happens(
+    tao_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """``tao run`` without ``--json`` prints each compaction's line when it is made, before
+    the step whose request it made room for, in the words of ``tao runs show``, and once."""
+    for n in range(1, 17):
+        (tmp_path / f"f{n:02d}.txt").write_text(f"file {n}: " + "word " * 320)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env |= {"OPENAI_API_KEY": "k"}
+    with WindowServer(window=4096, reads=16, files=True) as server:
+        run = tao_cli(
+            "run", "Read f01.txt to f16.txt in order.", "-m", "openai:scripted",
+            "--base-url", server.base_url, "-t", "files", "--project", str(tmp_path),
+            "--protocol", "text", "--max-steps", "30", "--context-window", "4096", env=env,
+        )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    with open_store() as store:
+        (summary,) = store.list_runs()
+        steps = store.get_run(summary.run_id).steps
+    made = [c for step in steps for c in step.compactions]
+    assert len(made) >= 2
+    shown = tao_cli("runs", "show", summary.run_id)
+    lines = run.stdout.splitlines()
+    for record in made:
+        line = f"⤓ {record.describe()}"
+        assert line in shown.stdout  # the same words as runs show
+        at = [i for i, text in enumerate(lines) if text.strip() == line]
+        assert len(at) == 1, f"{line!r} shown {len(at)} times"
+        rule = next(i for i, text in enumerate(lines) if f"#{record.step} " in f"{text} ")
+        previous = next(i for i, text in enumerate(lines) if f"#{record.step - 1} " in f"{text} ")
+        assert previous < at[0] < rule  # made after the step before, shown before its own

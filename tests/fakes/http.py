@@ -89,8 +89,12 @@ class FakeServer:
     is kept in :attr:`requests`, in arrival order.
     """
 
-    def __init__(self, handle: Handle, *, prefix: str = "") -> None:
+    def __init__(self, handle: Handle, *, prefix: str = "", model_info: bool = False) -> None:
         self.handle = handle
+        #: Whether ``handle`` answers model-info requests (``GET …/models``, ``/props``,
+        #: ``POST /api/show``); else they get a 404, unrecorded, as a chat-only server's
+        #: (a run whose window is unknown asks them once before its first step).
+        self.model_info = model_info
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _handler(self))
@@ -145,6 +149,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if not server.model_info and _asks_model_info(self.command, self.path):
+                self._send(Reply.json({"error": {"message": "not found"}}, 404))
+                return
             request = Request(
                 self.command,
                 self.path,
@@ -178,6 +185,14 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
 
     return Handler
+
+
+def _asks_model_info(method: str, path: str) -> bool:
+    """A request for what a model is (its window), not for a completion."""
+    path = path.split("?", 1)[0].rstrip("/")
+    if method == "GET":
+        return path.endswith("/models") or "/models/" in path or path.endswith("/props")
+    return path.endswith("/api/show")
 
 
 def chat_completion(content: str, request: Mapping[str, Any]) -> dict[str, Any]:

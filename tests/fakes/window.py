@@ -23,7 +23,7 @@ import re
 import threading
 from typing import Any, Literal
 
-from tests.fakes.http import FakeServer, Reply, Request, chat_completion
+from tests.fakes.http import FakeServer, Reply, Request, chat_completion, streamed_chat
 
 Shape = Literal["openai", "anthropic", "gemini"]
 #: What a summary request is answered with.
@@ -99,8 +99,9 @@ class WindowServer(FakeServer):
         recall_at: int | None = None,
         hold_at: int | None = None,
         files: bool = False,
+        says_window: bool = False,
     ) -> None:
-        super().__init__(self._answer, prefix="/v1")
+        super().__init__(self._answer, prefix="/v1", model_info=says_window)
         self.window, self.shape, self.reads, self.native = window, shape, reads, native
         self.recall_at, self.hold_at = recall_at, hold_at
         #: Read with the built-in ``read_file`` (``f01.txt``…) instead of a ``read(n)`` tool.
@@ -119,6 +120,8 @@ class WindowServer(FakeServer):
         self._lock = threading.Lock()
 
     def _answer(self, request: Request) -> Reply:
+        if request.method == "GET":  # ``says_window``: the model's window, as vLLM lists it
+            return Reply.json({"data": [{"id": "scripted", "max_model_len": self.window}]})
         body = request.body
         with self._lock:
             tokens = prompt_tokens(body)
@@ -127,7 +130,7 @@ class WindowServer(FakeServer):
                 return Reply.json(refusal(self.shape, self.window, tokens), 400)
             if str(body["messages"][0].get("content", "")).startswith("You compact"):
                 self.summaries += 1
-                return Reply.json(chat_completion(SUMMARY, body))
+                return _text(SUMMARY, body)
             self.answered += 1
             self.fitted.append(body)
             self.sizes.append(tokens)
@@ -151,7 +154,7 @@ class WindowServer(FakeServer):
             text = f"Thought: step {step}.\nAction: {tool}[{value}]"
             if tool == "finish":
                 text = f"Thought: I read them all.\nFinal Answer: {value}"
-            return Reply.json(chat_completion(text, body))
+            return _text(text, body)
         reply = chat_completion("", body)
         reply["choices"][0]["message"] = {
             "role": "assistant",
@@ -166,6 +169,13 @@ class WindowServer(FakeServer):
         }
         reply["choices"][0]["finish_reason"] = "tool_calls"
         return Reply.json(reply)
+
+
+def _text(text: str, body: dict[str, Any]) -> Reply:
+    """A text reply, streamed as the SDK asked (``Agent.stream``) or whole."""
+    if body.get("stream"):
+        return Reply.sse(streamed_chat([text], body))
+    return Reply.json(chat_completion(text, body))
 
 
 def dropped(span: Any) -> list[dict[str, str]]:

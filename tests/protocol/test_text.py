@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tao.protocol.labels import LABELS, Labels
+from tao.protocol.scan import MAX_THINK_BLOCKS
 from tao.protocol.text import Action, FinalAnswer, ParseFailure, cut_at_stop, parse_reply
 
 EN = LABELS["en"]
@@ -120,6 +121,19 @@ def test_action_inside_think_block_is_not_an_action_L10() -> None:
 
 def test_unclosed_think_block_hides_everything_after_it_L10() -> None:
     assert isinstance(parse_reply("<think>Action: calculator[1]", EN), ParseFailure)
+
+
+@pytest.mark.parametrize("blocks", [3, MAX_THINK_BLOCKS + 1])
+def test_blocks_hide_their_actions_however_many_a_reply_holds_L10_L14(blocks: int) -> None:
+    """Past MAX_THINK_BLOCKS the reply is read from its last closing tag on (linear at C
+    speed); below it block by block. Either way an action in a block stays hidden and the
+    action after the last block is read."""
+    inside = "<think>Action: calculator[1+1]</think>"
+    parsed = parse_reply(inside * blocks + "\nAction: Search[Scott Derrickson]", EN)
+    assert isinstance(parsed, Action), parsed
+    assert (parsed.tool, parsed.argument) == ("Search", "Scott Derrickson")
+    hidden = parse_reply(inside * blocks + "<THINK>Action: Search[x]", EN)
+    assert isinstance(hidden, ParseFailure)
 
 
 def test_reply_with_neither_action_nor_answer_is_a_failure_not_an_answer_L9() -> None:

@@ -7,6 +7,8 @@ a provider's real error body, and reads back the run's record from the real run 
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -21,7 +23,16 @@ import pytest
 from tests.fakes.http import chat_completion
 from tests.fakes.window import SUMMARY, Shape, WindowServer, step_of
 
-from tao import Agent, RunConfig, Status, tool
+from tao import (
+    Agent,
+    CompactionEvent,
+    Event,
+    FinalEvent,
+    ObservationEvent,
+    RunConfig,
+    Status,
+    tool,
+)
 from tao.state.result import RunResult
 from tao.store.factory import open_store
 
@@ -108,6 +119,56 @@ def test_a_known_window_is_never_overrun() -> None:
         assert now[: len(before)] == before, f"request {step} rewrote its prefix"
         grew_at_end += 1
     assert grew_at_end > 40
+
+
+def _compaction_events(events: list[Event]) -> list[CompactionEvent]:
+    """The stream's compaction events, each checked against the run's record: it is the
+    recorded decision, and it came after the step before its own and before its own step."""
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.status is Status.FINISHED, (final.result.error, final.result.stop_reason)
+    made = [e for e in events if isinstance(e, CompactionEvent)]
+    recorded = [c for s in stored(final.result).steps for c in s.compactions]
+    assert [e.compaction for e in made] == recorded
+    done = [e.step.index for e in events if isinstance(e, ObservationEvent)]
+    for event in made:
+        made_for = event.compaction
+        at = events.index(event)
+        steps_before = [e.step.index for e in events[:at] if isinstance(e, ObservationEvent)]
+        assert steps_before == done[: made_for.step - 1]  # emitted when made: before its step
+        assert made_for.policy == "elide" and made_for.tokens_after < made_for.tokens_before
+        assert event.describe() == made_for.describe()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.compaction = made_for  # type: ignore[misc]
+    return made
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["high-water", "refused"])
+def test_stream_yields_each_compaction_as_it_happens(known: bool) -> None:
+    """``Agent.stream`` yields a typed, frozen CompactionEvent for each compaction, just
+    before the model request it made room for: at the high-water mark of a known window,
+    and on the reactive path (the window learned from the provider's refusal)."""
+    window = {"context_window": WINDOW} if known else {}
+    with WindowServer(window=WINDOW) as server:
+        events = list(agent(server, **window).stream(TASK))
+    made = _compaction_events(events)
+    assert len(made) >= 3
+    if known:
+        assert all(e.compaction.reason.startswith("the prompt passed") for e in made)
+    else:
+        first = made[0].compaction
+        assert first.reason.startswith("the provider refused") and first.window == WINDOW
+
+
+def test_astream_yields_the_same_compaction_events() -> None:
+    """``Agent.astream`` (asyncio) yields the same events as ``stream``."""
+
+    async def collect(server: WindowServer) -> list[Event]:
+        return [e async for e in agent(server, context_window=WINDOW).astream(TASK)]
+
+    with WindowServer(window=WINDOW) as server:
+        events = asyncio.run(collect(server))
+    assert len(_compaction_events(events)) >= 3
 
 
 def test_recall_brings_back_an_elided_observation() -> None:

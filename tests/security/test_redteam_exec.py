@@ -10,6 +10,7 @@ Two classes, with real processes, real files and the real web page:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -535,3 +536,39 @@ def test_without_a_sandbox_every_test_run_asks(
     (call,) = paused.pending
     assert call.reason is not None and "unconfined" in call.reason
     assert "TAO_SANDBOX=off" in call.reason
+
+
+@pytest.mark.parametrize("layout", ["module", "package"])
+def test_building_the_runtime_runs_no_pip_from_the_working_folder_S10(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """`python -m tao.models.install` builds llama-cpp-python with pip; run from a cloned
+    repository holding a `pip.py` (or `pip/__main__.py`), a `sitecustomize.py`, a
+    `PYTHONSTARTUP` and `PYTHONPATH=.`, none of it may run in pip's stead with the user's
+    keys. pip is told to use no index, so the real pip only checks what is installed, or
+    fails offline: either way it is the real pip that ran, and no marker appears."""
+    from tao.models.install import install_runtime
+
+    work, markers = tmp_path / "clone", tmp_path / "markers"
+    markers.mkdir()
+    plant = f"import os\nopen(os.path.join({str(markers)!r}, __name__), 'w').close()\n"
+    work.mkdir()
+    if layout == "module":
+        (work / "pip.py").write_text(plant)
+    else:
+        (work / "pip").mkdir()
+        (work / "pip" / "__init__.py").write_text(plant)
+        (work / "pip" / "__main__.py").write_text(plant)
+    for name in ("sitecustomize", "usercustomize", "startup"):
+        (work / f"{name}.py").write_text(plant)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PYTHONPATH", str(work))
+    monkeypatch.setenv("PYTHONSTARTUP", str(work / "startup.py"))
+    monkeypatch.setenv("TAO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # never the network: the real pip fails fast
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    with contextlib.suppress(subprocess.CalledProcessError):
+        install_runtime(force=True)
+    assert sorted(os.listdir(markers)) == []
+    log = (tmp_path / "cache" / "llama-cpp-build.log").read_text()
+    assert "llama" in log.lower()  # the real pip read the requirements

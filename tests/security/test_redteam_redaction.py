@@ -112,6 +112,33 @@ def test_a_token_split_into_string_pieces_is_hidden_S8(text: str) -> None:
     assert OPENAI[14:] not in shown and OPENAI[20:] not in shown, shown
 
 
+#: One maker per provider shape: a token of that shape whose body is drawn from ``seed``.
+GLUED_MAKERS: dict[str, Callable[[str], str]] = {
+    "github": lambda b: "ghp_" + (b * 8)[:36],
+    "github fine-grained": lambda b: "github_pat_" + (b * 12)[:22] + "_" + (b * 12)[:59],
+    "gitlab": lambda b: "glpat-" + (b * 8)[:20],
+    "npm": lambda b: "npm_" + (b * 8)[:36],
+    "openai": lambda b: "sk-proj-" + (b * 8)[:48],
+    "pypi": lambda b: "pypi-" + (b * 12)[:60],
+    "stripe": lambda b: "sk_live_" + (b * 8)[:24],
+    "google": lambda b: "AIza" + (b * 8)[:35],
+    "hugging face": lambda b: "hf_" + (b * 8)[:34],
+    "aws": lambda b: "AKIA" + (b.upper() * 8)[:16],
+}
+GLUED_BODIES = ("Qw7Er9Ty2U", "Zx8Cv6Bn4M", "Lk3Jh5Gf1D", "Pm9Nb2Vc7X")
+
+
+@pytest.mark.parametrize("kind", sorted(GLUED_MAKERS))
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_tokens_glued_end_to_end_leave_nothing_readable_S8(kind: str, count: int) -> None:
+    """S8: tokens of one shape glued with no separator (a pasted list, a concatenated
+    config value) are each hidden in full; a shape whose body alphabet lacks its prefix's
+    ``_`` or ``-`` used to stop one token in and leave the next one's body readable."""
+    tokens = [GLUED_MAKERS[kind](body) for body in GLUED_BODIES[:count]]
+    for token in tokens:
+        assert not leaks("key " + "".join(tokens) + " end", token), (kind, token)
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -251,3 +278,62 @@ def test_a_run_reading_huge_crafted_files_ends_as_a_spent_budget_L1_S11(
     assert data["duration_s"] < 3 + 6, data["duration_s"]  # not stuck redacting
     assert took < 60, took  # the child's start and the 3 s of the run
     assert re.search(r"hunter\dx|t\d000001zz|9f8e7d6c", out.stdout) is None
+
+
+_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+_PASSWORD = "hunter2Xq9Lm"
+
+
+def _escaped_variants() -> dict[str, tuple[str, str]]:
+    """A secret as a reader still reads it: escaped, compressed, or behind a disguised label."""
+    import gzip
+    import zlib
+
+    token = _TOKEN
+    return {
+        "percent-every-byte": ("".join(f"%{b:02X}" for b in token.encode()), token),
+        "json-u-one-letter": (json.dumps(token).replace("g", "\\u0067"), token),
+        "json-u-all": ('"' + "".join(f"\\u{ord(c):04x}" for c in token) + '"', token),
+        "python-x": ("\\x67" + token[1:], token),
+        "html-decimal": ("".join(f"&#{ord(c)};" for c in token), token),
+        "html-hex": ("".join(f"&#x{ord(c):x};" for c in token), token),
+        "query-label-encoded": (f"https://x.example/?password%3D{_PASSWORD}", _PASSWORD),
+        "cyrillic-a-label": (f"pаssword={_PASSWORD}", _PASSWORD),
+        "greek-o-label": (f"passwοrd: {_PASSWORD}", _PASSWORD),
+        "fullwidth-label": (f"ｐａｓｓｗｏｒｄ={_PASSWORD}", _PASSWORD),
+        "zero-width-label": (f"pass\u200bword={_PASSWORD}", _PASSWORD),
+        "soft-hyphen-label": (f"api_\u00adkey = {_PASSWORD}", _PASSWORD),
+        "cyrillic-in-token": (token.replace("a", "а"), token[5:]),
+        "gzip-base64": (base64.b64encode(gzip.compress(token.encode())).decode(), None),
+        "zlib-base64": (base64.b64encode(zlib.compress(token.encode())).decode(), None),
+        "dsn-hash-in-password": (f"postgresql://app:{_PASSWORD}#x@db:5432/app", _PASSWORD),
+        "dsn-slash-question": (f"mysql://root:{_PASSWORD}/?z@db/app", _PASSWORD),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_escaped_variants()))
+def test_a_secret_escaped_compressed_or_behind_a_disguised_label_is_hidden_S5(name: str) -> None:
+    """Issue 26's new round: what a reader decodes without a tool must not pass redaction."""
+    text, secret = _escaped_variants()[name]
+    line = f"config: {text} (end)"
+    shown = redact(line)
+    assert "[REDACTED]" in shown, shown
+    assert secret is None or secret not in shown
+    assert text not in shown
+    assert shown.endswith("(end)")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com/search?q=hello%20world&page=2",
+        "Привет, мир: обычный русский текст, а не пароль.",
+        "مرحبا\u200cبالعالم",
+        "家族👨\u200d👩\u200d👧 ＡＢＣ社の報告：売上は１００件。",
+        '{"name": "caf\\u00e9", "path": "C:\\\\x41"}',
+        "https://registry.npmjs.org:443/@types/node and http://host:8080/x?mail=a@b.com",
+    ],
+)
+def test_ordinary_escapes_and_other_scripts_are_left_alone_S5(text: str) -> None:
+    """The view reads escapes and look-alikes, but ordinary text in them stays as written."""
+    assert redact(text) == text

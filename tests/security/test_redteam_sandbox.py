@@ -347,3 +347,76 @@ def test_require_without_a_sandbox_refuses_to_run_tests_S10(
             run_attack(world["project"], "def test_ok():\n    pass\n")
     finally:
         sandbox_probe._probe.cache_clear()
+
+
+def _later_run_world(world: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A writable project holding what runs later outside the sandbox: a git folder with
+    hooks, a worktree's `.git` file, a nested Mercurial checkout, a virtual environment,
+    and tao's own import path inside the project (tao installed in `./.venv`)."""
+    project = world["project"]
+    for folder in (".git/hooks", "vendor/lib/.hg", "env/lib/site-packages", "out", "evil"):
+        (project / folder).mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (project / "wt").mkdir()
+    (project / "wt" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
+    site = project / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))  # as if tao ran from a venv in the project
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)  # under root the child is uid 65534 (see test_writable.py)
+    return project
+
+
+LATER_RUN = [".git/hooks/pre-commit", ".git/config", "wt/.git", "vendor/lib/.hg/hgrc",
+             "env/lib/site-packages/evil.pth", "env/bin-activate", "site/evil.pth"]  # fmt: skip
+
+
+def test_what_runs_later_outside_the_sandbox_stays_read_only_in_a_writable_project_S10(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A policy that pre-approves writes to the whole project opens it to the tests; a test
+    must still not plant a git hook, `core.fsmonitor`, a worktree redirect, an hg hook or a
+    `.pth` in a virtual environment or in tao's own import path: each runs later with the
+    person's authority. Writing, replacing (rename over, delete, symlink) all fail; the
+    project's own files stay writable."""
+    project = _later_run_world(world, monkeypatch)
+    body = f"""
+import shutil
+for target in {LATER_RUN!r}:
+    try:
+        open(target, 'w').write('pwned'); print('WROTE', target)
+    except OSError as error:
+        print('NO', target, error)
+for folder in ['.git', 'env', 'vendor/lib/.hg', 'site']:
+    for how in ('rename', 'rmtree', 'symlink'):
+        try:
+            if how == 'rename':
+                os.rename('evil', folder)
+            elif how == 'rmtree':
+                shutil.rmtree(folder)
+            else:
+                os.rename(folder, folder + '.old'); os.symlink('evil', folder)
+            print('REPLACED', how, folder)
+        except OSError as error:
+            print('NO', how, folder, error)
+open('out/ok.txt', 'w').write('fine')
+"""
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert printed(output, "WROTE") == [] and printed(output, "REPLACED") == [], output
+    assert len(printed(output, "NO ")) == len(LATER_RUN) + 12
+    for target in LATER_RUN:
+        assert not (project / target).exists() or "pwned" not in (project / target).read_text()
+    assert (project / ".git" / "config").read_text() == "[core]\n"
+    assert (project / "out" / "ok.txt").read_text() == "fine"
+
+
+def test_a_writable_folder_too_big_to_search_is_read_only_S10(tmp_path: Path) -> None:
+    """Past its bound the search cannot say what is inside: the whole folder stays read-only."""
+    from tao.sandbox.protected import later_run
+
+    for index in range(10):
+        (tmp_path / f"d{index}").mkdir()
+    (tmp_path / "d3" / ".git").mkdir()
+    assert later_run(tmp_path, max_entries=5) == [tmp_path]
+    assert later_run(tmp_path) == [tmp_path / "d3" / ".git"]

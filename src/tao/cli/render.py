@@ -37,6 +37,7 @@ from tao.format import (
 )
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
+from tao.state.compaction import Compaction
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status, Step, StepKind
 
@@ -94,8 +95,14 @@ def status_text(status: str) -> Text:
     return Text(str(status), style=STATUS_STYLES.get(status, "bold"))
 
 
-def render_step(step: Step, *, lang: str = "en") -> RenderableType:
-    """One Thought → Action → Observation round, labelled in the run's language."""
+def render_compaction(record: Compaction) -> Text:
+    """A compaction's line, the same in ``tao runs show`` and the live trace (issue 27)."""
+    return Text(f"⤓ {terminal_safe(record.describe())}", style="magenta")
+
+
+def render_step(step: Step, *, lang: str = "en", compactions: bool = True) -> RenderableType:
+    """One Thought → Action → Observation round, labelled in the run's language; without
+    its ``compactions`` where they were shown as they happened (the live trace)."""
     step = safe_step(step)
     labels = labels_for(lang)
     failed = step.kind in ERROR_KINDS
@@ -104,8 +111,8 @@ def render_step(step: Step, *, lang: str = "en") -> RenderableType:
     if note:
         title.append(f" {note}", style="red")
     parts: list[RenderableType] = [Rule(title, align="left", style="red" if failed else "dim")]
-    for record in step.compactions:  # made for this step's request (issue 27)
-        parts.append(Text(f"⤓ {terminal_safe(record.describe())}", style="magenta"))
+    for record in step.compactions if compactions else ():  # made for its request
+        parts.append(render_compaction(record))
     for failure in step.model_failures:  # a fallback answered: why the models before did not
         parts.append(Text(f"model failed: {failure}", style="yellow"))
     if step.model is not None:

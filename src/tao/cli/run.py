@@ -24,7 +24,7 @@ from tao.cli.terminal import console as safe_console
 from tao.cli.terminal import echo
 from tao.cli.usage import USAGE_ERRORS, UsageProblem
 from tao.errors import TaoError, ToolError
-from tao.events import AnswerEvent, Event, FinalEvent, ObservationEvent
+from tao.events import AnswerEvent, CompactionEvent, Event, FinalEvent, ObservationEvent
 from tao.format import format_call, terminal_safe
 from tao.interrupts import read_line
 from tao.run.act import Person
@@ -56,7 +56,7 @@ def show_live(
     from rich.text import Text
 
     from tao.cli.live import RunStatus, live_region, paused, status_console
-    from tao.cli.render import render_result_footer, render_step
+    from tao.cli.render import render_compaction, render_result_footer, render_step
 
     console = safe_console()
     console.print(
@@ -83,8 +83,10 @@ def show_live(
     try:
         for event in events:
             status.see(event)
-            if isinstance(event, ObservationEvent | AnswerEvent):
-                console.print(render_step(event.step, lang=lang))
+            if isinstance(event, CompactionEvent):  # as it happens, before its step's model call
+                console.print(render_compaction(event.compaction))
+            elif isinstance(event, ObservationEvent | AnswerEvent):
+                console.print(render_step(event.step, lang=lang, compactions=False))
             elif isinstance(event, FinalEvent):
                 live.stop()
                 console.print(render_result_footer(event.result))

@@ -344,36 +344,41 @@ def _pip_streaming(
 ) -> None:
     """Run ``pip -v``: everything into ``log``, pip's main lines and a heartbeat on stderr.
     On failure the log's last lines are shown, and where the whole log is."""
-    command = [sys.executable, "-m", "pip", *args, "-v"]
+    command = python_command("-m", "pip", *args, "-v")
     print("+ " + " ".join(command), file=sys.stderr, flush=True)
     tail: list[str] = []
-    with (
-        log.open("w", encoding="utf-8") as out,
-        subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        ) as pip,
-    ):
-        if pip.stdout is None:
-            raise InternalError("pip's output pipe is missing")
-        beating = threading.Event()
+    folder = empty_folder("tao-pip-")  # as _pip: nothing of the working folder runs (S10)
+    try:
+        with (
+            log.open("w", encoding="utf-8") as out,
+            subprocess.Popen(
+                command, env=loader_free_environment(env), cwd=folder,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            ) as pip,
+        ):  # fmt: skip
+            if pip.stdout is None:
+                raise InternalError("pip's output pipe is missing")
+            beating = threading.Event()
 
-        def heartbeat() -> None:
-            while not beating.wait(1.0):
-                if (line := progress.beat(time.monotonic())) is not None:
-                    print(line, file=sys.stderr, flush=True)
+            def heartbeat() -> None:
+                while not beating.wait(1.0):
+                    if (line := progress.beat(time.monotonic())) is not None:
+                        print(line, file=sys.stderr, flush=True)
 
-        ticker = threading.Thread(target=heartbeat, name="tao-build-heartbeat", daemon=True)
-        ticker.start()
-        try:
-            for text in pip.stdout:
-                out.write(text)
-                tail = [*tail[-39:], text.rstrip()]
-                if (shown := progress.line(text)) is not None:
-                    print(shown, file=sys.stderr, flush=True)
-        finally:
-            beating.set()
-            ticker.join()
-        code = pip.wait()
+            ticker = threading.Thread(target=heartbeat, name="tao-build-heartbeat", daemon=True)
+            ticker.start()
+            try:
+                for text in pip.stdout:
+                    out.write(text)
+                    tail = [*tail[-39:], text.rstrip()]
+                    if (shown := progress.line(text)) is not None:
+                        print(shown, file=sys.stderr, flush=True)
+            finally:
+                beating.set()
+                ticker.join()
+            code = pip.wait()
+    finally:
+        remove_folder(folder)
     if code != 0:
         print("\n".join(tail), file=sys.stderr)
         print(f"tao: the whole build log is in {log}", file=sys.stderr)

@@ -330,6 +330,8 @@ class SdkModel(AsyncFirstModel, Generic[Client]):
         self.name = name
         self.model = model
         self.base_url = connection.base_url
+        #: Where and how it reaches its API (the window reader asks there too).
+        self.connection = connection
         #: The host errors name: the base URL, or the provider's own API host.
         self.where = connection.base_url or host
         self.supports_stop = True

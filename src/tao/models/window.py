@@ -8,16 +8,19 @@ for size: :func:`overflow` reads OpenAI's, Anthropic's, Gemini's and llama.cpp's
 each of which names the limit.
 
 Counting (:func:`counter_of`) uses the backend's own tokenizer where it has one (llama.cpp's,
-through a ``count_tokens(messages)`` method); otherwise :func:`estimate`, which is
-conservative on purpose (a character in three is a token: English runs nearer four), so
-a prompt it passes fits a provider that counts exactly.
+through a ``count_tokens(messages)`` method); then tiktoken for OpenAI's models when the
+``tao[tiktoken]`` extra is installed (:class:`TiktokenCount`); otherwise :func:`estimate`,
+which is conservative on purpose (a character in three is a token: English runs nearer
+four), so a prompt it passes fits a provider that counts exactly.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tao.models.base import Message
 
@@ -62,7 +65,7 @@ def window_of(model: object, setting: int | None = None) -> int | None:
     own = getattr(model, "context_window", None)
     if isinstance(own, int) and own > 0:
         return own
-    name = str(getattr(model, "name", "")).split(":", 1)[-1].split("/")[-1].lower()
+    name = _bare_name(model)
     known = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
     return KNOWN_WINDOWS[max(known, key=len)] if known else None
 
@@ -79,9 +82,81 @@ def estimate(messages: Sequence[Message]) -> int:
 
 
 def counter_of(model: object) -> Counter:
-    """The backend's own count where it has one (``count_tokens``), else :func:`estimate`."""
+    """The backend's own count where it has one (``count_tokens``), else tiktoken's for a
+    model tiktoken knows (OpenAI's, with ``tao[tiktoken]``), else :func:`estimate`."""
     count = getattr(model, "count_tokens", None)
-    return count if callable(count) else estimate
+    return count if callable(count) else TiktokenCount.of(_bare_name(model)) or estimate
+
+
+def _bare_name(model: object) -> str:
+    """``openai:gpt-4o`` and ``openrouter/openai/gpt-4o`` alike: ``gpt-4o``."""
+    return str(getattr(model, "name", "")).split(":", 1)[-1].split("/")[-1].lower()
+
+
+#: Loaded tiktoken encodings by name; ``None``: it could not be loaded (warned once).
+_ENCODINGS: dict[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class TiktokenCount:
+    """A prompt's tokens by tiktoken, the tokenizer of OpenAI's models (``tao[tiktoken]``).
+
+    tiktoken's wheel ships no vocabulary: at first use it downloads the encoding's file
+    (``o200k_base``, ``cl100k_base``) and caches it in ``TIKTOKEN_CACHE_DIR`` (else a
+    ``data-gym-cache`` folder in the temporary directory). Offline, that first use fails
+    unless the file was placed in the cache beforehand; then tao warns once and counts
+    with :func:`estimate`, which is conservative. The encoding is loaded at the first
+    count, not when the run starts: a run that never nears its window never needs it."""
+
+    encoding: str
+    """tiktoken's name of the encoding, e.g. ``o200k_base``."""
+
+    @classmethod
+    def of(cls, model: str) -> TiktokenCount | None:
+        """The count for ``model`` if tiktoken is installed and knows the model, else ``None``."""
+        try:
+            import tiktoken
+        except ImportError:
+            return None
+        try:
+            return cls(tiktoken.encoding_name_for_model(model))
+        except KeyError:  # not an OpenAI model name: tiktoken's count would be a guess
+            return None
+
+    @property
+    def estimating(self) -> bool:
+        """True once the encoding could not be loaded: the count is :func:`estimate`'s."""
+        return self.encoding in _ENCODINGS and _ENCODINGS[self.encoding] is None
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        encoding = self._load()
+        if encoding is None:
+            return estimate(messages)
+        total = 0
+        for message in messages:
+            text = message.get("content") or ""
+            for call in message.get("tool_calls") or ():
+                text += call["function"]["name"] + call["function"]["arguments"]
+            total += len(encoding.encode(text, disallowed_special=())) + MESSAGE_OVERHEAD
+        return total
+
+    def _load(self) -> Any:
+        if self.encoding not in _ENCODINGS:
+            import tiktoken
+
+            try:
+                _ENCODINGS[self.encoding] = tiktoken.get_encoding(self.encoding)
+            except Exception as error:  # offline, no cached file: the estimate, said once
+                _ENCODINGS[self.encoding] = None
+                warnings.warn(
+                    f"tiktoken could not load its {self.encoding} encoding ({error}); it "
+                    "downloads it at first use, so offline put the file in "
+                    "TIKTOKEN_CACHE_DIR beforehand. Counting tokens with tao's "
+                    "conservative estimate (a token per three characters) instead.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return _ENCODINGS[self.encoding]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Secrets hidden in an encoding: base64 (standard or URL-safe) and hex of a token.
+"""Secrets hidden in an encoding: base64 (standard or URL-safe) and hex of a token,
+gzip or zlib inside either.
 
 ``c2stcHJvai0...`` is ``sk-proj-...`` in base64. Each run of base64 or hex characters
 (bounded: the first :data:`MAX_RUN` of a longer run) is decoded; when the decoded text is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import binascii
 import re
+import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 
@@ -121,8 +123,19 @@ def _base64(run: str) -> str | None:
     return _text(raw)
 
 
+#: Bytes a gzip or zlib stream starts with, and how much of one is inflated at most.
+_COMPRESSED = (b"\x1f\x8b", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
+_INFLATED = 16_384
+
+
 def _text(raw: bytes) -> str | None:
-    """``raw`` as text when it is printable ASCII (a token's encoding), else ``None``."""
+    """``raw`` as text when it is printable ASCII (a token's encoding), else ``None``;
+    a gzip or zlib stream (``H4sI…``, ``eJ…``) is inflated first, to a bounded size."""
+    if raw.startswith(_COMPRESSED):
+        try:  # wbits 47: gzip or zlib header, whichever it is
+            raw = zlib.decompressobj(47).decompress(raw, _INFLATED)
+        except zlib.error:
+            return None
     if len(raw) < 16:
         return None
     text = raw.decode("latin-1")

@@ -9,7 +9,9 @@ Detection is layered, because no single list of expressions keeps up:
 5. command-line credentials and netrc (:mod:`tao.redact.commandline`);
 6. unlabelled random values in env-style lines (:mod:`tao.redact.entropy`);
 7. base64 and hex of any of the above (:mod:`tao.redact.encoded`);
-8. tokens split across lines or string pieces (:mod:`tao.redact.joined`).
+8. tokens split across lines or string pieces (:mod:`tao.redact.joined`);
+9. escapes and look-alike characters, read as a person reads them
+   (:mod:`tao.redact.unescaped`).
 
 Every layer reads the text in forward scans with bounded looks around each candidate,
 so a crafted 10 MB text takes about as long per byte as an ordinary one. A cheap
@@ -34,6 +36,7 @@ from tao.redact.marker import Span, merge, replace
 from tao.redact.plugins import plugin_spans
 from tao.redact.runs import TOKEN, Classes
 from tao.redact.shapes import pem_spans, shape_spans
+from tao.redact.unescaped import may_be_escaped, unescaped_spans
 from tao.redact.urls import redact_url_with, url_spans
 
 #: Something any layer needs: a run of 16 token characters, a label word, an assignment
@@ -92,6 +95,7 @@ def find_secrets(text: str) -> list[Span]:
         not any(mark in text for mark in _MARKS)
         and next(classes.runs(TOKEN, _RUN), None) is None
         and "passw" not in text.lower()  # netrc: ``machine host login me password pw``
+        and not may_be_escaped(text)  # %67%68%70…, pаssword (tao.redact.unescaped)
     ):
         return []
     spans = plain_spans(text, classes)
@@ -101,6 +105,7 @@ def find_secrets(text: str) -> list[Span]:
         for span in plain_spans(joined.text):
             if joined.crosses(span):
                 spans.append(joined.original(span))
+    spans.extend(unescaped_spans(text, plain_spans))
     return merge(spans)
 
 

@@ -14,28 +14,34 @@ from collections.abc import Iterator
 
 from tao.redact.marker import Span
 
+#: What a provider token is extended over: the rest of its unseparated run. A token's
+#: end is not knowable when another is glued to it (``hf_…hf_…``: the first match stops
+#: at the second's ``_`` and the second's prefix is gone), so the whole run is hidden; the
+#: run is possessive and ``finditer`` resumes past it, so each character is read once.
+_GLUED = r"[A-Za-z0-9_\-]*+"
+
 #: Each shape with the literal its text must hold (in lower case), so that a text
 #: without it costs one fast substring search instead of a scan.
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (gate, re.compile(pattern))
     for gate, pattern in (
-        ("github_pat_", r"github_pat_[A-Za-z0-9_]{22,}+"),
-        ("_", r"gh[pousr]_[A-Za-z0-9]{30,}+"),
-        ("gl", r"gl(?:pat|dt|ft|rt|soat|cbt|imt|ptt|oas)-[A-Za-z0-9_\-]{20,}+"),
-        ("npm_", r"npm_[A-Za-z0-9]{36}"),
+        ("github_pat_", r"github_pat_[A-Za-z0-9_]{22,}+" + _GLUED),
+        ("_", r"gh[pousr]_[A-Za-z0-9]{30,}+" + _GLUED),
+        ("gl", r"gl(?:pat|dt|ft|rt|soat|cbt|imt|ptt|oas)-[A-Za-z0-9_\-]{20,}+" + _GLUED),
+        ("npm_", r"npm_[A-Za-z0-9]{36}" + _GLUED),
         ("sk-", r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}+"),
-        ("pypi-", r"pypi-[A-Za-z0-9_\-]{50,}+"),
+        ("pypi-", r"pypi-[A-Za-z0-9_\-]{50,}+" + _GLUED),
         ("sg.", r"SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"),
         ("xox", r"xox[abposre]-[A-Za-z0-9\-]{10,}+"),
         (
             "hooks.slack.com/",
             r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]++",
         ),
-        ("k_", r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[0-9A-Za-z]{10,}+"),
-        ("aiza", r"AIza[0-9A-Za-z_\-]{35}"),
+        ("k_", r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[0-9A-Za-z]{10,}+" + _GLUED),
+        ("aiza", r"AIza[0-9A-Za-z_\-]{35}" + _GLUED),
         ("ya29.", r"ya29\.[0-9A-Za-z_\-]{20,}+"),
-        ("hf_", r"hf_[A-Za-z0-9]{30,}+"),
-        ("a", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+        ("hf_", r"hf_[A-Za-z0-9]{30,}+" + _GLUED),
+        ("a", r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}" + _GLUED),
         ("discord", r"discord(?:app)?\.com/api/webhooks/[0-9]++/[A-Za-z0-9_\-]++"),
         ("bearer", r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]++[A-Za-z0-9._~+/\-]{12,}+=*+"),
         ("eyj", r"eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]{4,}+\.?[A-Za-z0-9_\-+/=]*+"),

@@ -17,8 +17,10 @@ from tao.redact.marker import REDACTED, Span
 #: A text redactor (:func:`tao.redact.redact`), passed in so this module needs no scanner.
 RedactText = Callable[[str], str]
 
-#: ``://user:password@``: the password (the last ``@`` within bounds ends it).
-_USERINFO = re.compile(r"://[^\s/?#@:]{0,256}+:([^\s/?#]{1,512})@")
+#: ``://user:password@``: the password, up to the ``@`` (a password written with a raw
+#: ``#``, ``?`` or ``/``, as DSNs often are, still ends there; a port followed by a path is
+#: not a password).
+_USERINFO = re.compile(r"://[^\s/?#@:]{0,256}+:(?!\d{1,5}+[/?#])([^\s@]{1,512}+)@")
 #: A query parameter whose name says it holds a credential, and its value.
 _QUERY = re.compile(
     r"[?&;]((?i:x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)"

@@ -35,7 +35,7 @@ from typing import Literal
 
 from tao.errors import InternalError
 from tao.models.base import Message, ModelRequest
-from tao.models.window import Counter, Overflow
+from tao.models.window import Counter, Overflow, estimate
 from tao.protocol.labels import Labels
 from tao.run.exchange import Answer, AskModel, ModelAnswer, Request
 from tao.run.policies import Policy, Span, Summarize, SummaryRequest, handle
@@ -80,6 +80,12 @@ class Context:
                 self.turns[len(step.model_input)] = step.index
             if step.observation is not None:
                 self.observations[step.index] = step.observation
+
+    @property
+    def estimated(self) -> bool:
+        """Whether prompts are estimated (no tokenizer, or tiktoken's file unavailable), so
+        the provider's reported counts should correct ours (:meth:`calibrate`)."""
+        return self.count is estimate or bool(getattr(self.count, "estimating", False))
 
     def calibrate(self, shown: Sequence[Message], input_tokens: int) -> None:
         """The provider counted ``input_tokens`` for ``shown``: learn how far off ours is."""

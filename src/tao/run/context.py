@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from tao.run.act import Approver, Person
 from tao.state.budget import ChildRun
 from tao.state.status import Status
 
@@ -40,6 +41,9 @@ class CallContext:
     step: int
     tool: str
     remaining: Remaining
+    #: The parent run's approver: a child run with none of its own asks it, so a person at
+    #: ``tao run``'s prompt decides the child's calls inline and neither run pauses.
+    approve: Approver | Person | None = None
     #: The child run the call started, once it has ended; the step records it.
     child: ChildRun | None = None
     _stops: list[Stop] = field(default_factory=list)

@@ -22,6 +22,7 @@ from tao.events import (
     ActionEvent,
     AnswerEvent,
     ApprovalEvent,
+    CompactionEvent,
     Event,
     FinalEvent,
     ObservationEvent,
@@ -291,7 +292,11 @@ class Driver:
 
     def model_request(self, request: AskModel) -> ModelRequest:
         """What the model is sent for ``request``: keyed by the run, so a provider's prompt
-        cache groups the run's steps (each one's prompt is the one before, extended)."""
+        cache groups the run's steps (each one's prompt is the one before, extended). The
+        compactions made for it are streamed first, as they happen."""
+        if self.emit is not ignore:
+            for record in request.compactions:
+                self.emit(CompactionEvent(record))
         if self.result is None:
             return request.request
         return dataclasses.replace(request.request, cache_key=self.result.run_id)
@@ -318,7 +323,9 @@ class Driver:
         ready, shown = request.calls[i], request.approved_previews[i]
         if self.result is None:
             return execute(ready, self.parts.executor, timeout_s=request.timeout_s)
-        context = CallContext(self.result.run_id, request.step, ready.tool.name, self._left())
+        context = CallContext(
+            self.result.run_id, request.step, ready.tool.name, self._left(), self.parts.approve
+        )
         with self._closing:
             self._calls.add(context)
         try:

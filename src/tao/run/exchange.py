@@ -47,6 +47,8 @@ def message(cls: type[T]) -> type[T]:
 class AskModel:
     step: int
     request: ModelRequest
+    compactions: tuple[Compaction, ...] = ()
+    """Compactions made for this request and not announced before (the stream shows them)."""
 
 
 @message

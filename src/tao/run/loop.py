@@ -95,7 +95,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         setup = self.setup
-        self.budget = setup.config.budget()
+        self.budget = Budget.of(setup.config)
         self.specs = None
         if setup.protocol == "native":
             output = setup.output.schema if setup.output is not None else None
@@ -240,7 +240,8 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
             return Ending(Status.MAX_STEPS, stop_reason=full)
         shown = context.shown(sent)
     request = _model_request(run, shown, index, elapsed, answer_only=forced is not None)
-    answer = yield AskModel(index, request)
+    announced = len(context.new)
+    answer = yield AskModel(index, request, tuple(context.new))
     refused = overflow(answer.message) if isinstance(answer, ModelFailure) else None
     if refused is not None and isinstance(answer, ModelFailure) and context.policy is not None:
         # the reactive path (once): a refusal for size makes room and asks again
@@ -252,7 +253,7 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
             return Ending(Status.MAX_STEPS, stop_reason=full)
         shown = context.shown(sent)
         request = _model_request(run, shown, index, run.elapsed(), answer_only=forced is not None)
-        answer = yield AskModel(index, request)
+        answer = yield AskModel(index, request, tuple(context.new[announced:]))
         if isinstance(answer, ModelFailure) and overflow(answer.message) is not None:
             yield _done(run, [failed_step(index, sent, answer)], checkpoint=False)
             window = f"{context.window:,}-token " if context.window else ""
@@ -271,7 +272,7 @@ def _ask(run: _Run) -> Generator[Request, Answer, Turn | Ending]:
         return Ending(Status.ERROR, error=answer.message)
     if not isinstance(answer, ModelAnswer):
         raise InternalError(f"the driver answered a model call with {type(answer).__name__}")
-    if context.count is estimate and context.window is not None and context.policy is not None:
+    if context.estimated and context.window is not None and context.policy is not None:
         context.calibrate(shown, answer.reply.input_tokens)
     answer = _with_summaries(answer, context)
     return Turn(index, sent, answer, forced=forced, compactions=tuple(context.new))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 from tao.errors import ConfigError, ResumeError, StateError, UnknownSettingError
 from tao.models import Message, Model, load_model
 from tao.models.fallback import with_fallbacks
+from tao.models.modelinfo import reported_window
 from tao.models.pricing import cost_known
 from tao.models.window import counter_of, estimate, window_of
 from tao.protocol import prompts
@@ -227,8 +228,24 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
         answer_grammar=answer_grammar,
         send_stop=model.supports_stop,
         output=output,
-        window=window_of(model, config.context_window),
+        window=_window(model, config),
         count=counter_of(model) if counter_of(model) is not estimate else None,
+    )
+
+
+def _window(model: Model, config: RunConfig) -> int | None:
+    """The window: set, the backend's own, the table's, else what the provider's model-info
+    endpoint says (asked once, here, with a short timeout; a run that compacts nothing
+    does not ask). ``None``: learned from the first refusal for size."""
+    known = window_of(model, config.context_window)
+    if known is not None or config.compaction == "none":
+        return known
+    connection = getattr(model, "connection", None)
+    return reported_window(
+        model.name.partition(":")[0],
+        getattr(model, "base_url", None),
+        str(getattr(model, "model", "")),
+        getattr(connection, "api_key", None),
     )
 
 

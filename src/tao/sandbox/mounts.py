@@ -8,7 +8,9 @@ list of things to hide:
 2. a private ``/tmp`` (a tmpfs of bounded size) with an empty HOME in it;
 3. read-only: the Python installation tao runs on (its prefixes and ``sys.path``)
    and the folders the caller names (the project, an MCP server's files);
-4. read-write: ``Sandbox.writable`` and nothing else;
+4. read-write: ``Sandbox.writable`` and nothing else, except what inside it runs later
+   outside the sandbox (``.git``, virtual environments, tao's own installation), bound
+   read-only again (:mod:`tao.sandbox.protected`);
 5. masks over secrets that lie inside something bound: ``$TAO_HOME`` and its run log and
    policy, ``~/.ssh``, ``~/.aws``, ``~/.netrc``… (a project or interpreter inside HOME must
    not bring HOME's secrets with it), ``/etc/shadow``.
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from tao.paths import default_db_path, default_policy_path, tao_home
 from tao.sandbox.environment import SANDBOX_HOME, SANDBOX_TMP
+from tao.sandbox.protected import read_only_again
 
 #: System folders bound read-only (or recreated as the links they are, for merged /usr).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -168,5 +171,8 @@ def mount_args(
     if shared_tmp:
         args += _open_folders(binds, [*covered, *rw])
     args += binds
+    installed = [_real(path) for path in python_paths()]
+    for path in read_only_again(rw, installed):  # hooks, venvs: run later, unconfined
+        args += ["--ro-bind", str(path), str(path)]
     args += _masks([*covered, *rw])
     return args + _resolver(network)

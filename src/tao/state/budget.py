@@ -117,11 +117,23 @@ class Usage:
         return codec.decode(cls, dict(data), "usage")
 
 
+class Limits(Protocol):
+    """What a budget is made from: a :class:`tao.state.config.RunConfig`, whose fields of
+    these names declare the defaults and ranges, once, and check them when it is made."""
+
+    @property
+    def max_steps(self) -> int: ...
+    @property
+    def max_seconds(self) -> float: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def max_cost_usd(self) -> float | None: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
-    """Limits of one run, made by :meth:`tao.state.config.RunConfig.budget` from its fields
-    of the same names: their defaults and ranges are declared there, once, and checked
-    when the RunConfig is made."""
+    """Limits of one run, made by :meth:`Budget.of` a run's settings (:class:`Limits`)."""
 
     max_steps: int
     max_seconds: float
@@ -129,6 +141,19 @@ class Budget:
     max_cost_usd: float | None
     """US dollars; ``None``: no money limit. Checked before each model call, like tokens,
     so the call that crosses it is the last one."""
+
+    @classmethod
+    def of(cls, limits: Limits) -> Budget:
+        """The budget of a run with these settings (SPEC L5), money included when set.
+
+        Here and not a method of the settings record: that record need not stand on
+        ``Usage`` and its codec to be read (the import chain stays short)."""
+        return cls(
+            max_steps=limits.max_steps,
+            max_seconds=limits.max_seconds,
+            max_tokens=limits.max_tokens,
+            max_cost_usd=limits.max_cost_usd,
+        )
 
     def exhausted(self, steps_taken: int, elapsed_s: float, usage: Usage) -> str | None:
         """Which limit is spent, as a sentence for the trace, or ``None`` to go on.

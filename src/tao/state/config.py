@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Self, TypedDict, TypeVar, get_args
+from typing import Literal, Self, TypedDict, TypeVar, get_args
 
 from tao.errors import StateError
 from tao.models.base import Message, ModelReply, ToolCall
@@ -33,9 +33,6 @@ from tao.state.compaction import Compaction
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSON, JSONObject, canonical_json
 from tao.state.setting import Setting, Variant, refuse_bad, setting, settings_of, unrecorded
-
-if TYPE_CHECKING:
-    from tao.state.budget import Budget
 
 T = TypeVar("T")
 Protocol = Literal["auto", "text", "native"]
@@ -341,14 +338,6 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         refuse_bad(self)  # each setting's range, choices or pattern, in its spec's words
-
-    def budget(self) -> Budget:
-        """The limits of the run (SPEC L5), money included when set: its fields of those names."""
-        # Imported here: the budget module holds Usage, which reads and writes itself
-        # through the codec, and a settings record need not stand on that to be read.
-        from tao.state.budget import Budget
-
-        return Budget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Budget)})
 
     def replace(self, **changes: object) -> RunConfig:
         """A copy with some settings changed (``config.replace(max_steps=5)``)."""

@@ -309,8 +309,10 @@ class Tool:
 
     def invalid(self, problems: str) -> ArgumentError:
         """The error for arguments that do not fit, naming the tool and its parameters, and
-        (for a tool of several) the call that would bind."""
-        hint = f"; {self.how_to_call()}" if len(self.param_names) > 1 else ""
+        the call that would bind. A tool of one parameter shows it too: the embedded model
+        wrote ``read_file[path="config.ini", content="port"]`` twice in a row when the error
+        named only the extra input (issue 30, bench/file_tasks.py ``setting``)."""
+        hint = f"; {self.how_to_call()}" if self.param_names else ""
         return ArgumentError(
             f"invalid arguments for {self.name}({', '.join(self.param_names)}): {problems}{hint}"
         )

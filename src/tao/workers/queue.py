@@ -67,14 +67,14 @@ def client() -> DBOSClient:
     """This process's DBOS client for the queue's database, its tables created on first use
     (a client alone never creates them; the first ``tao submit`` may come before any worker)."""
     need_dbos()
-    from dbos import DBOSClient
+    from dbos import DBOS, DBOSClient
 
     url = system_database_url()
     with _clients_lock:
         made = _clients.get(url)
         if made is None:
+            DBOS.migrate(url)  # public and idempotent; DBOS's own launch does the same
             made = DBOSClient(system_database_url=url, application_name=APP_NAME)
-            made._sys_db.run_migrations()  # idempotent; DBOS's own launch does the same
             _clients[url] = made
         return made
 

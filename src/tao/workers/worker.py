@@ -51,7 +51,7 @@ from tao.workers.queue import (
 )
 
 if TYPE_CHECKING:
-    from dbos._sys_db import WorkflowStatus
+    from dbos import WorkflowStatus
 
     from tao.agent import Agent, RunHandle
     from tao.store.base import Store
@@ -137,8 +137,7 @@ class Worker:
         self._stopping.set()
 
     def _shutdown(self) -> None:
-        for event in _dbos_instance().background_thread_stop_events:
-            event.set()  # the queue thread first: no run is taken from now on
+        _stop_dequeuing()  # the queue thread first: no run is taken from now on
         with self._lock:
             held = list(self._held.values())
         for handle in held:
@@ -152,7 +151,7 @@ class Worker:
         with self._lock:
             parked = self._parked
         if parked:
-            DBOS._recover_pending_workflows([self.id])  # back on the queue, for another
+            _hand_back([self.id])  # back on the queue, for another
         DBOS.destroy()
         if parked:
             sys.stdout.flush()
@@ -237,7 +236,7 @@ class Worker:
                 }
             )
             if dead:
-                DBOS._recover_pending_workflows(dead)
+                _hand_back(dead)
         except Exception:  # the database is away: looked at again next time
             return []
         return dead
@@ -255,10 +254,34 @@ class Worker:
         return (flow.updated_at or 0) / 1000 < now - lease_s()
 
 
-def _dbos_instance() -> DBOS:
+# -- the two DBOS internals (3.4.0) the worker needs; tests/workers/test_dbos_internals.py
+# pins both, and docs/architecture.md says why no public call does the job.
+
+
+def _stop_dequeuing() -> None:
+    """Stop DBOS's background threads (its queue thread among them) while DBOS stays up.
+
+    DBOS 3.4.0 has no public "stop dequeuing": ``DBOS.destroy`` also stops the threads, but
+    it closes the system database too, and the worker still needs it afterwards to hand its
+    interrupted runs' workflows back. So the worker sets the same stop events that
+    ``DBOS.destroy`` sets, before it interrupts its runs.
+    """
     from dbos._dbos import _get_dbos_instance
 
-    return _get_dbos_instance()
+    for event in _get_dbos_instance().background_thread_stop_events:
+        event.set()
+
+
+def _hand_back(executor_ids: list[str]) -> None:
+    """Put the ``PENDING`` workflows of ``executor_ids`` back on their queue.
+
+    The public ``DBOS.resume_workflows`` re-enqueues unconditionally; DBOS's recovery
+    re-enqueues a workflow only while its executor id is still one of ``executor_ids``. That
+    condition is what makes two workers sweeping the same dead worker safe: once one live
+    worker has dequeued a workflow (its executor id changes), the other's recovery matches
+    nothing, where a resume would put the running workflow back on the queue a second time.
+    """
+    DBOS._recover_pending_workflows(executor_ids)
 
 
 def _continue(run_id: str) -> str:
