@@ -14,11 +14,17 @@ polling for the end; the submitter still shares the CPU).
 "Steady" runs/s leaves out the ramp (the first runs' dequeue, the submitting): the runs
 between the first and the last to finish, over that time.
 
+Per row, load-independent evidence of the queue's own cost: the workers' CPU per run
+(``/proc``; their polling while the batch runs included), PostgreSQL transactions per run
+in the bench's database (``pg_stat_database``; the bench's own polling included), and from
+the logs' timestamps (:func:`timeline`) how long DBOS held a run beyond its steps and how
+long a freed slot stayed empty.
+
 Queue overhead per run: one worker of concurrency 1, runs back to back; the wall time per
 run less the run's own duration as the run log records it (dequeue, the agent built for
 the run, the lease, the workflow's own rows).
 
-    python bench/queue_throughput.py                  # 1, 2, 4 workers; 40 runs each
+    python bench/queue_throughput.py                  # 1, 2, 4 workers; 200 runs each
     python bench/queue_throughput.py --json --runs 24
 """
 
@@ -36,6 +42,8 @@ import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from tao.workers.worker import SWEEP_S
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -70,6 +78,7 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
         "APP_LEDGER": str(Path(home) / "ledger.txt"),
         "APP_LATENCY_S": str(latency),
         "APP_TOOL_S": "0",
+        "APP_SWEEP_S": str(SWEEP_S),  # what `tao worker` does (the tests sweep faster)
     }
     os.environ.update({k: env[k] for k in ("TAO_DATABASE_URL", "TAO_HOME", "APP_LEDGER")})
     procs = []
@@ -87,6 +96,7 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             assert proc.stdout is not None
             assert proc.stdout.readline().startswith("ready")
         idle_cpu = sum(_cpu_s(proc.pid) for proc in procs)  # start-up: not the runs'
+        idle_xacts = _transactions(admin_url, name)
         from tests.workers.app import agent
 
         from tao.store.factory import open_store
@@ -109,6 +119,8 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
                 for r in done
             )
         cpu = sum(_cpu_s(proc.pid) for proc in procs)
+        xacts = _transactions(admin_url, name) - idle_xacts
+        phases = timeline(url, run_ids)
         own = statistics.mean(sum(step.duration_s for step in r.steps) for r in done)
         return {
             "workers": workers,
@@ -124,6 +136,8 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
             "run_duration_s": round(own, 3),
             "steady_s_per_run": round((ends[-1] - ends[0]) / (len(ends) - 1), 3),
             "worker_cpu_ms_per_run": round(1000 * (cpu - idle_cpu) / runs, 1),
+            "db_transactions_per_run": round(xacts / runs, 1),
+            "phases_ms": phases,
         }
     finally:
         for proc in procs:
@@ -136,6 +150,69 @@ def measure(admin_url: str, workers: int, concurrency: int, runs: int, latency: 
         drop_database(admin_url, name)
 
 
+def timeline(url: str, run_ids: list[str]) -> dict[str, float]:
+    """Where a run's time goes beyond its own steps, median ms a run, from the two logs'
+    timestamps (PostgreSQL's and the run log's clocks are this machine's).
+
+    ``submit``: the run's ``queued`` row to its workflow's row (the enqueue); ``held``: the
+    time DBOS held the workflow (dequeued to ``SUCCESS``) less the run's own steps (the
+    workflow's dispatch and rows, the agent built, the run reopened, its lease, its end
+    recorded); ``refill``: a workflow's end to the same worker's next dequeue (the poll
+    interval and the dequeue itself: how long a freed slot stays empty)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        flows = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT workflow_uuid, created_at, started_at_epoch_ms, updated_at, executor_id"
+                " FROM dbos.workflow_status WHERE workflow_uuid = ANY(%s)",
+                (run_ids,),
+            )
+        }
+        runs = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                "SELECT r.id, r.started_at, sum(s.duration_s) FROM runs r"
+                " JOIN steps s ON s.run_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id",
+                (run_ids,),
+            )
+        }
+    submit, held = [], []
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for run_id in run_ids:
+        created, dequeued, closed, executor = flows[run_id]
+        queued_at, steps = runs[run_id]
+        submit.append(created / 1000 - queued_at)
+        held.append((closed - dequeued) / 1000 - steps)
+        by_worker.setdefault(executor, []).append((dequeued / 1000, closed / 1000))
+    refill = []
+    for spans in by_worker.values():
+        dequeues = sorted(d for d, _ in spans)
+        for _, closed in spans:
+            later = [d for d in dequeues if d >= closed]
+            if later:
+                refill.append(later[0] - closed)
+    return {
+        name: round(1000 * statistics.median(values), 1)
+        for name, values in (("submit", submit), ("held", held), ("refill", refill or [0.0]))
+    }
+
+
+def _transactions(admin_url: str, name: str) -> int:
+    """Transactions PostgreSQL has ended in the bench's database so far (its statistics
+    lag by up to a second: read after the batch, the figure is a little low)."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_stat_clear_snapshot()")
+        row = admin.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+            (name,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a process and its waited-for children used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -144,7 +221,7 @@ def _cpu_s(pid: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4, help="Runs at once per worker.")
     parser.add_argument("--latency", type=float, default=0.2, help="Seconds per model call.")
     parser.add_argument("--workers", default="1,2,4")
@@ -174,7 +251,8 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in before)}")
     print(
         "workers conc.  runs  wall s  runs/s speed-up  pool runs/s speed-up"
-        "  steady runs/s speed-up  load avg after"
+        "  steady runs/s speed-up  load avg after  cpu ms/run  db tx/run"
+        "  held ms  refill ms"
     )
     for row in rows:
         rate = 1 / row["steady_s_per_run"]
@@ -182,7 +260,9 @@ def main() -> None:
             f"{row['workers']:>7} {row['concurrency']:>5} {row['runs']:>5} {row['wall_s']:>7.2f} "
             f"{row['runs_per_s']:>7.2f} {row['runs_per_s'] / base:>7.2f}x "
             f"{row['pool_runs_per_s']:>12.2f} {row['pool_runs_per_s'] / pool:>7.2f}x "
-            f"{rate:>14.2f} {rate / steady:>7.2f}x  {row['load_average'][0]:.2f}"
+            f"{rate:>14.2f} {rate / steady:>7.2f}x  {row['load_average'][0]:>14.2f}"
+            f"  {row['worker_cpu_ms_per_run']:>10.1f} {row['db_transactions_per_run']:>10.1f}"
+            f"  {row['phases_ms']['held']:>7.1f} {row['phases_ms']['refill']:>10.1f}"
         )
     if overhead is None:  # --no-overhead: a concurrency-1 row would be needed to say it
         return

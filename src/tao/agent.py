@@ -35,7 +35,7 @@ from tao.models import Model
 from tao.models.base import ModelReply
 from tao.protocol.labels import Labels
 from tao.run.act import Approver, Executor, Person, aexecute, call_tool
-from tao.run.context import Remaining, current
+from tao.run.context import CallContext, Remaining, current
 from tao.run.driver import Driver, RunParts, ignore
 from tao.run.exchange import (
     Answer,
@@ -275,27 +275,67 @@ class Agent:
         return child
 
     def _child_run(self, tool: str, task: str) -> str:
-        """One call of :meth:`as_tool`: a run under the call's parent, its answer returned."""
+        """One call of :meth:`as_tool`: a run under the call's parent, its answer returned.
+
+        Under a run, the child is recorded with the parent's step and the call's place in
+        it, so a parent resumed at that step continues the same child (paused, interrupted)
+        or takes the answer it already gave, and no child runs twice (SPEC R1). A child that
+        waits for a person nobody can ask inline pauses the parent on its calls (issue 31).
+        """
         context = current()
-        parts, start = self._parts(), self._begin(task)
-        if context is not None:  # called by a run's driver: nest under it, within its budget
-            capped = _within(parts.setup.config, context.remaining)
-            parts = dataclasses.replace(
-                parts, setup=dataclasses.replace(parts.setup, config=capped)
+        if context is None:  # called outside a run: a run of its own
+            return _child_answer(
+                tool, _SyncDriver(self._parts(), (), ignore).drive(self._begin(task))
             )
-            start.result.parent_id, start.result.config = context.run_id, capped
-            if parts.approve is None:  # the parent's person decides the child's calls too
-                parts = dataclasses.replace(parts, approve=context.approve)
-        driver = _SyncDriver(parts, (), ignore)
-        if context is not None:
+        parts = self._parts()
+        capped = _within(parts.setup.config, context.remaining)
+        parts = dataclasses.replace(parts, setup=dataclasses.replace(parts.setup, config=capped))
+        if parts.approve is None:  # the parent's person decides the child's calls too
+            parts = dataclasses.replace(parts, approve=context.approve)
+        start = self._child_start(task, context, capped)
+        if isinstance(start, RunResult):  # it had ended before the parent stopped
+            result = start
+        else:
+            driver = _SyncDriver(parts, (), ignore)
             context.on_stop(driver.stop)
-        result = driver.drive(start)
-        if context is not None:
-            usage = result.usage
-            context.child = ChildRun(
-                result.run_id, usage.input_tokens, usage.output_tokens, usage.cost_usd
-            )
+            result = driver.drive(start)
+        usage = result.usage
+        context.child = ChildRun(
+            result.run_id, usage.input_tokens, usage.output_tokens, usage.cost_usd
+        )
+        if result.status is Status.AWAITING_APPROVAL and parts.store is not None:
+            context.waiting = tuple(result.pending or ())  # the parent pauses on these
+            return f"{tool} (run {result.run_id}) is waiting for a person"
         return _child_answer(tool, result)
+
+    def _child_start(self, task: str, context: CallContext, config: RunConfig) -> Start | RunResult:
+        """The child run of the parent's call in ``context``: the one it started before
+        (continued with the decisions taken since, or as it ended), else a new one."""
+        store = self.run_log()
+        known = context.resume.run_id if context.resume is not None else None
+        if known is None and store is not None:
+            known = store.child_run(context.run_id, context.step, context.position)
+        if known is None:
+            start = self._begin(task)
+            result = start.result
+            result.parent_id, result.config = context.run_id, config
+            result.parent_step, result.parent_position = context.step, context.position
+            return start
+        if store is not None and not store.get_summary(known).status.resumable:
+            return store.get_run(known)
+        start = self._reopen(known, None)
+        checkpoint = start.checkpoint
+        if context.resume is None or checkpoint is None:
+            return start
+        waiting = {call.id for call in checkpoint.pending}
+        decided = {k: v for k, v in context.resume.decisions.items() if k in waiting}
+        approvals = {k: v for k, v in context.resume.approvals.items() if k in decided}
+        checkpoint = dataclasses.replace(
+            checkpoint,
+            decisions={**checkpoint.decisions, **decided},
+            approvals={**checkpoint.approvals, **approvals},
+        )
+        return dataclasses.replace(start, checkpoint=checkpoint)
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -415,11 +455,11 @@ def _child_answer(tool: str, result: RunResult) -> str:
     """What the parent's model reads: the child's answer, or why there is none."""
     if result.status is Status.FINISHED and result.answer is not None:
         return result.answer
-    if result.status is Status.AWAITING_APPROVAL:
+    if result.status is Status.AWAITING_APPROVAL:  # only a run with no run log gets here
         calls = ", ".join(call.tool for call in result.pending or ())
         raise ToolError(
-            f"{tool} (run {result.run_id}) is waiting for a person to approve {calls}; "
-            f"it goes on with `tao runs approve {result.run_id}` and `tao resume {result.run_id}`"
+            f"{tool} (run {result.run_id}) is waiting for a person to approve {calls}, and "
+            "with no run log it cannot pause this run: record runs to approve it"
         )
     why = result.error or result.stop_reason or str(result.status)
     raise ToolError(f"{tool} (run {result.run_id}) ended without an answer: {why}")

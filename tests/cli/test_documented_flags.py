@@ -36,6 +36,8 @@ OTHER_PROGRAMS = {
     "--junitxml": "pytest, which the tests tool runs",
     "--basetemp": "pytest, whose project options run_tests refuses",
     "--pdbcls": "pytest, whose project options run_tests refuses",
+    "--pythonwarnings": "pytest, whose warning filters run_tests checks",
+    "--log-file": "pytest, whose report paths run_tests judges",
     "--die-with-parent": "bubblewrap, which the sandbox runs",
     "--share-net": "bubblewrap, which the sandbox runs",
     "--require-hashes": "pip, which installs the embedded model's runtime",

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -572,3 +573,108 @@ def test_building_the_runtime_runs_no_pip_from_the_working_folder_S10(
     assert sorted(os.listdir(markers)) == []
     log = (tmp_path / "cache" / "llama-cpp-build.log").read_text()
     assert "llama" in log.lower()  # the real pip read the requirements
+
+
+SHADOWS = ("bwrap", "prlimit", "setpriv", "true", "mcp-server")
+
+
+@pytest.mark.skipif(shutil.which("bwrap", path="/usr/bin") is None, reason="needs bubblewrap")
+@pytest.mark.parametrize("path", [":{bin}", "{bin}:", "{bin}::/nowhere", ".:{bin}", "tools:{bin}"])
+def test_no_program_tao_starts_is_found_through_a_relative_path_entry_S10(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """An empty or relative PATH entry (`PATH=:/opt/bin`, a trailing colon, `.`, `tools`) is
+    the working folder to `execvp`. On a host where bubblewrap lives outside the system
+    folders (Nix, Homebrew, ~/.local/bin) a repository's `bwrap`, `prlimit` or `true` would
+    run unconfined with the person's whole environment when tao probes its sandbox, and an
+    MCP server's program would be the project's. tao resolves programs only through
+    absolute PATH entries, and gives children only those."""
+    from tao.sandbox import Sandbox, confine
+    from tao.sandbox import command as sandbox_command
+    from tao.sandbox import probe as sandbox_probe
+    from tao.sandbox.command import NotConfinable
+
+    bin_dir, project, marker = tmp_path / "bin", tmp_path / "proj", tmp_path / "RAN"
+    bin_dir.mkdir()
+    for name in ("bwrap", "prlimit", "setpriv", "true"):
+        (bin_dir / name).symlink_to(shutil.which(name, path="/usr/bin:/bin") or "/bin/true")
+    for folder in (project, project / "tools"):
+        folder.mkdir(exist_ok=True)
+        for name in SHADOWS:
+            script = folder / name
+            script.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+            script.chmod(0o755)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PATH", path.format(bin=bin_dir))
+    monkeypatch.delenv("TAO_SANDBOX", raising=False)
+    monkeypatch.setattr(sandbox_command, "SYSTEM_BIN", str(tmp_path / "nothing"))
+    sandbox_probe._probe.cache_clear()
+    try:
+        found = sandbox_probe.availability()
+        assert not marker.exists(), marker.read_text()
+        with pytest.raises(NotConfinable):
+            confine(["mcp-server"], Sandbox(), cwd=project)
+        confined = confine(["true"], Sandbox(), cwd=project)
+    finally:
+        sandbox_probe._probe.cache_clear()
+    assert found.available, found.reason
+    assert not marker.exists(), marker.read_text()
+    assert all(entry.startswith("/") for entry in confined.env["PATH"].split(":")), confined.env
+    assert str(project) not in " ".join(confined.argv[-1:])
+
+
+def _native(calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """One native reply holding ``calls``, run together by the driver."""
+    made = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    return {"content": "all at once", "tool_calls": made}
+
+
+NATIVE_FINISH = {"content": "", "tool_calls": [{"name": "finish", "arguments": {"answer": "ok"}}]}
+
+
+@pytest.mark.parametrize("order", ["write-first", "tests-first"])
+@pytest.mark.parametrize("writer", ["write_file", "mutate"])
+def test_code_written_in_the_same_reply_as_run_tests_waits_S11(
+    tmp_path: Path, replay: Callable[[list[Any]], Path], order: str, writer: str
+) -> None:
+    """S11: a reply that writes ``conftest.py`` (an auto-allowed write, or any tool with side
+    effects) *and* runs the tests: the gate judged the project before the write, and the
+    calls run together, so the test run would execute the new code unasked. It waits for
+    a person, named beside what could change it; nothing planted ran."""
+    root, marker = _project(tmp_path / "p"), tmp_path / "marker"
+    mutations = _mutations(root, marker)
+    write: tuple[str, dict[str, Any]] = (
+        ("write_file", {"path": "conftest.py", "content": _marker_code(marker)})
+        if writer == "write_file"
+        else ("mutate", {"name": "conftest"})
+    )
+    tests: tuple[str, dict[str, Any]] = ("run_tests", {"path": "tests/test_ok.py"})
+    calls = [write, tests] if order == "write-first" else [tests, write]
+    agent = _agent(replay, root, [_native(calls), NATIVE_FINISH],
+                   extra=[_mutate_tool(mutations)], record=False)  # fmt: skip
+    paused = agent.run("fix the tests")
+    assert paused.status.value == "awaiting_approval", paused.steps
+    assert paused.pending is not None
+    (call,) = paused.pending
+    assert call.tool == "run_tests"
+    assert call.reason is not None and f"beside {writer}" in call.reason
+    assert not marker.exists()
+    assert all(RAN not in (step.observation or "") for step in paused.steps)
+
+
+def test_run_tests_beside_read_only_calls_runs_unasked_S11(
+    tmp_path: Path, replay: Callable[[list[Any]], Path]
+) -> None:
+    """No friction where nothing can change: read-only calls beside a test run."""
+    from tao.tools.registry import resolve_tools
+
+    root = _project(tmp_path / "p")
+    calls = [
+        ("read_file", {"path": "tests/helper.py"}),
+        ("run_tests", {"path": "tests/test_ok.py"}),
+    ]
+    agent = _agent(replay, root, [_native(calls), NATIVE_FINISH],
+                   extra=resolve_tools(["files"], project=root), record=False)  # fmt: skip
+    done = agent.run("run the tests")
+    assert done.status.value == "finished", done.pending
+    assert any("exited with code 0" in (step.observation or "") for step in done.steps)

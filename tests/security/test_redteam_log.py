@@ -72,7 +72,10 @@ def test_an_approved_write_writes_the_real_content_while_the_log_never_holds_it_
     assert "4eC39HqLyjWDarjtT1zdp7dc" not in paused.stdout
     private = list((tao_home / "private").glob("*.json"))
     assert private and all(p.stat().st_mode & 0o077 == 0 for p in private)  # owner only
-    assert tao_cli("runs", "approve", run_id).returncode == 0
+    approved = tao_cli("runs", "approve", run_id)  # it lists what it approved: redacted
+    assert approved.returncode == 0, approved.stderr
+    assert "write_file" in approved.stdout and "[REDACTED]" in approved.stdout
+    assert "4eC39HqLyjWDarjtT1zdp7dc" not in approved.stdout + approved.stderr
     resumed = tao_cli("resume", run_id, "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert (project / "settings.txt").read_text() == content  # the real content, unredacted

@@ -192,3 +192,44 @@ def test_random_mixtures_of_crowds_and_tokens_leak_no_token_S8(seed: int) -> Non
         shown = redact(text)
         for token in (GITHUB, AWS):
             assert token[4:16] not in shown and token[-12:] not in shown
+
+
+#: Text built of URL credential marks (``://user:`` with no ``@`` to end the password):
+#: with the password bounded at 512 characters and not stopped at the next ``://``, every
+#: scheme mark read the next 512 characters again, linear but 15 times the cost of prose.
+URL_SHAPES: dict[str, Callable[[int], str]] = {
+    "scheme marks": lambda n: ("://a:b" * n)[:n],
+    "scheme marks, colons in the password": lambda n: ("://a:b:c:d:e:f:g" * n)[:n],
+    "scheme marks, one @ at the end": lambda n: ("://a:b" * n)[: n - 1] + "@",
+    "long passwords without @": lambda n: (("://a:" + "b" * 600) * n)[:n],
+    "user-only URLs": lambda n: ("https://u:" * n)[:n],
+    "passwords with paths": lambda n: ("://a:b/c/d?e#f" * n)[:n],
+}
+
+
+@pytest.mark.parametrize("shape", URL_SHAPES)
+def test_url_shaped_text_costs_a_few_times_prose_not_hundreds_S11(shape: str) -> None:
+    """A crafted megabyte of URL credential marks costs a small multiple of the CPU of a
+    megabyte of prose, measured in the same process so a loaded box cancels out (it was
+    15 times: 0.7 MB/s)."""
+    size = 1_000_000
+    prose = ("The quick brown fox jumps over the lazy dog. " * size)[:size]
+    text = URL_SHAPES[shape](size)
+    find_secrets(text[:20_000] + prose[:20_000])
+    assert _cpu_seconds(text) < 8 * _cpu_seconds(prose)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgres://admin:{HIDDEN}#/?x@db.example/prod",
+        f"redis://:{HIDDEN}@cache.example:6379/0",
+        f"https://alice:{HIDDEN}:{HIDDEN}@example.com/x",
+        f"ftp://bob:{HIDDEN * 60}@files.example",  # 720 characters: past the old bound
+        f"https://a:b://c ://x:{HIDDEN}@example.com",  # a scheme mark before the real one
+    ],
+)
+def test_url_passwords_stay_hidden_after_the_linear_scan_S8(url: str) -> None:
+    """The password is hidden whatever it holds (``#``, ``?``, ``/``, ``:``, any length)
+    and wherever the URL stands after other scheme marks."""
+    assert HIDDEN not in redact(f"clone it from {url} today")

@@ -420,3 +420,160 @@ def test_a_writable_folder_too_big_to_search_is_read_only_S10(tmp_path: Path) ->
     (tmp_path / "d3" / ".git").mkdir()
     assert later_run(tmp_path, max_entries=5) == [tmp_path]
     assert later_run(tmp_path) == [tmp_path / "d3" / ".git"]
+
+
+PLANTED = {
+    ".git/config": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+    "sub/.git": "gitdir: ../evil\n",
+    "deep/er/.hg/hgrc": "[hooks]\nprecommit = touch /tmp/pwned\n",
+    "jj/.jj/repo": "x",
+    "svn/.svn/wc.db": "x",
+    "bzr/.bzr/branch.conf": "x",
+    "venv/pyvenv.cfg": "home = /usr/bin\n",
+    "venv/lib/site-packages/evil.pth": "import os\n",
+}
+
+
+def test_metadata_a_test_creates_where_there_was_none_is_removed_after_it_S10(
+    world: dict[str, Path],
+) -> None:
+    """A writable project with no `.git` of its own: a test creates one (or `.hg`, `.jj`,
+    `.svn`, `.bzr`, a `.git` file redirecting elsewhere, a virtual environment) with a
+    `core.fsmonitor` or a hook, which the person's next `git status` (a shell prompt runs
+    one) would execute unconfined. What did not exist before the call is removed after it,
+    and the observation says so; the project's own new files stay."""
+    project = world["project"]
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = f"""
+for name, text in {PLANTED!r}.items():
+    os.makedirs(os.path.dirname(name), exist_ok=True)
+    open(name, 'w').write(text)
+os.makedirs('evil', exist_ok=True)
+os.makedirs('sub3', exist_ok=True); os.symlink('../evil', 'sub3/.git')
+open('kept.txt', 'w').write('fine')
+print('PLANTED', len(os.listdir('.')))
+"""
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert printed(output, "PLANTED"), output
+    for name in PLANTED:  # a venv without its pyvenv.cfg is inert: no Python reads its .pth
+        assert name.endswith(".pth") or not (project / name).exists(), (name, output)
+    assert not os.path.lexists(project / "sub3" / ".git")
+    for top in (".git", "deep/er/.hg", "jj/.jj", "svn/.svn", "bzr/.bzr"):
+        assert not os.path.lexists(project / top), top
+    assert (project / "kept.txt").read_text() == "fine"
+    assert (project / "deep" / "er").is_dir()  # only the metadata goes, not its folder
+    assert (project / "evil").is_dir()  # a link's target is not the link
+    assert "removed" in output and ".git" in output, output
+
+
+def test_a_marker_dropped_in_a_source_folder_costs_that_folder_nothing_S10(
+    world: dict[str, Path],
+) -> None:
+    """The undo must not become a way to delete the person's files: a `pyvenv.cfg` dropped
+    into `src/` removes the marker only, and a `.git` symlink to `src` removes the link."""
+    project = world["project"]
+    (project / "src").mkdir()
+    (project / "src" / "main.py").write_text("print('mine')\n")
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = "open('src/pyvenv.cfg', 'w').write('home = /usr/bin')\nos.symlink('src', '.git')"
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert (project / "src" / "main.py").read_text() == "print('mine')\n", output
+    assert not (project / "src" / "pyvenv.cfg").exists() and not os.path.lexists(project / ".git")
+
+
+def test_a_git_symlink_already_there_protects_its_target_S10(world: dict[str, Path]) -> None:
+    """A `.git` that is a symlink to a folder inside the writable project (git follows it):
+    its target is as read-only as a real `.git` folder, so no hook or fsmonitor lands."""
+    project = world["project"]
+    (project / "gitdir" / "hooks").mkdir(parents=True)
+    (project / "gitdir" / "config").write_text("[core]\n")
+    (project / ".git").symlink_to("gitdir")
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+    body = """
+for target in ['gitdir/config', 'gitdir/hooks/pre-commit', '.git/config']:
+    try:
+        open(target, 'w').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')
+        print('WROTE', target)
+    except OSError as error:
+        print('NO', target, error)
+"""
+    output = run_attack(project, show(body), Sandbox(writable=(project,)))
+    assert printed(output, "WROTE") == [] and len(printed(output, "NO ")) == 3, output
+    assert (project / "gitdir" / "config").read_text() == "[core]\n"
+
+
+POISON = """
+import importlib.util, marshal
+def poison(source, compiled, text):
+    info = os.stat(source)
+    mtime = (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, 'little')
+    header = importlib.util.MAGIC_NUMBER + bytes(4) + mtime
+    code = marshal.dumps(compile(text, source, 'exec'))
+    os.makedirs(os.path.dirname(compiled) or '.', exist_ok=True)
+    open(compiled, 'wb').write(header + (info.st_size & 0xFFFFFFFF).to_bytes(4, 'little') + code)
+tag = sys.implementation.cache_tag
+poison('helper.py', f'__pycache__/helper.{tag}.pyc', "VALUE = 'POISONED'\\n")
+poison('lib/util.py', f'lib/__pycache__/util.{tag}.pyc', "VALUE = 'POISONED'\\n")
+poison('helper.py', 'sourceless.pyc', "VALUE = 'POISONED'\\n")
+print('POISONED')
+"""
+
+
+def test_compiled_python_a_test_writes_is_removed_after_it_S10(world: dict[str, Path]) -> None:
+    """A test in a writable project writes `__pycache__/helper.cpython-311.pyc` whose header
+    matches `helper.py`'s mtime and size (Python then runs it instead of the source, and
+    `git diff` never shows it), overwrites a `.pyc` the project already had, or drops a
+    sourceless `.pyc`: the person's next `python` would run the code unconfined. Every
+    `.pyc` made or changed by the tests is removed after the call; Python recompiles."""
+    import subprocess
+    import sys
+
+    project = world["project"]
+    (project / "lib").mkdir()
+    (project / "lib" / "__init__.py").write_text("")
+    (project / "lib" / "util.py").write_text("VALUE = 1\n")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(project / "lib")], check=True)
+    for root, _folders, _files in os.walk(project):
+        Path(root).chmod(0o777)
+        for name in _files:
+            (Path(root) / name).chmod(0o666)
+    output = run_attack(project, show(POISON.strip()), Sandbox(writable=(project,)))
+    assert printed(output, "POISONED"), output
+    code = "import helper, lib.util; print(helper.VALUE, lib.util.VALUE)"
+    code += "\ntry:\n import sourceless; print('SOURCELESS')\nexcept ImportError: pass"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    seen = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=env
+    )
+    assert seen.stdout.split() == ["42", "1"], (seen.stdout, seen.stderr, output)
+    assert "removed" in output and ".pyc" in output, output
+
+
+@pytest.mark.parametrize(
+    ("config", "name", "text"),
+    [
+        ("pytest.ini", "docs/readme.md", "[pytest]\naddopts = docs --doctest-glob=*.md\n"),
+        ("tox.ini", "notes/test_notes.txt", "[pytest]\naddopts = -q notes\n"),
+        ("pyproject.toml", "docs/guide.rst",
+         '[tool.pytest.ini_options]\naddopts = ["--doctest-glob", "*.rst", "docs"]\n'),
+        ("setup.cfg", "tests/test_data.txt", "[tool:pytest]\naddopts = tests\n"),
+    ],
+)  # fmt: skip
+def test_a_configuration_cannot_make_data_files_run_as_tests_S11(
+    world: dict[str, Path], config: str, name: str, text: str
+) -> None:
+    """The code fingerprint covers code, not data: a `.md`, `.rst` or `test*.txt` file the
+    model may write without asking changes nothing the gate sees. A configuration that adds
+    a folder to collect and a doctest glob (or relies on pytest's default `test*.txt`)
+    would run the doctests in those data files at every `run_tests`, unasked. Only the
+    named test file's tests run; the rest are deselected before anything executes."""
+    project = world["project"]
+    (project / config).write_text(text)
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text('>>> print("DOCTEST" + " RAN")\nnothing\n')
+    output = run_attack(project, "def test_ok():\n    pass\n")
+    # the doctest expects "nothing": had it run, it would have failed the call
+    assert "DOCTEST RAN" not in output and "exited with code 0" in output, output

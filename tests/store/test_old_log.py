@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tao.state.config import PendingCall, RunConfig
-from tao.state.result import Status, StepKind
+from tao.state.result import RunResult, Status, StepKind
 from tao.store import SCHEMA_VERSION
 from tao.store.factory import open_store
 
@@ -48,7 +48,7 @@ def test_the_old_log_is_migrated_to_the_current_schema_keeping_every_row(old_log
     """M3: v1 -> v5 rebuilds `runs` without losing a run, step or model call (no cascade)."""
     assert _version(old_log) == 1
     open_store(old_log).close()
-    assert _version(old_log) == SCHEMA_VERSION == 12
+    assert _version(old_log) == SCHEMA_VERSION == 13
     conn = sqlite3.connect(old_log)
     try:
         counts = [
@@ -145,3 +145,21 @@ def test_the_old_logs_steps_carry_one_field_for_their_arguments(old_log: Path) -
     assert final.arguments == {"answer": finished.answer} and final.answer == finished.answer
     assert steps and all(s.arguments is None or s.unparsed is None for s in steps)
     assert all(s.arguments is not None or s.unparsed is not None for s in steps if s.tool)
+
+
+def test_the_old_logs_runs_are_no_child_runs_and_a_new_child_is_recorded_as_one(
+    old_log: Path,
+) -> None:
+    """Issue 31, M3: v13 adds where a child run was started (``parent_step``,
+    ``parent_position``); every old run reads as no child, and a new run written to the
+    migrated log keeps both."""
+    with open_store(old_log) as store:
+        old = store.list_runs()
+        assert old and all(s.parent_step is None and s.parent_position is None for s in old)
+        child = RunResult(run_id="child-of-finished", task="t", model="m", started_at=1.0,
+                          parent_id=FINISHED, parent_step=2, parent_position=1)  # fmt: skip
+        store.begin_run(child)
+        assert store.child_run(FINISHED, 2, 1) == "child-of-finished"
+        assert store.child_run(FINISHED, 2, 0) is None
+        read = store.get_run("child-of-finished")
+    assert (read.parent_id, read.parent_step, read.parent_position) == (FINISHED, 2, 1)

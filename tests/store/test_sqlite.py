@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +54,7 @@ def test_file_is_wal_with_current_schema_version_M3(db: Path) -> None:
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"runs", "steps", "model_calls", "run_messages"}
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -86,6 +88,38 @@ def test_reopening_is_idempotent_and_keeps_runs_M3(db: Path, runs: Runs) -> None
         assert [s.run_id for s in store.list_runs()] == ["r1"]
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert digest(db) == before
+
+
+def test_a_second_store_in_one_process_keeps_the_first_ones_writes_M3_R3(
+    db: Path, runs: Runs
+) -> None:
+    """M3, R3: a process with a live store opens the log again (``agent.run`` then
+    ``open_store()`` to read it), and another process (``tao runs approve``) opens and
+    closes it. The first store's later writes must reach the file: closing any descriptor
+    of the log drops the process's POSIX locks, SQLite's included, and the other process,
+    seeing no other user, deleted the WAL under the live store (its writes were lost and
+    the next open failed with ``disk I/O error``)."""
+    first = open_store(db)
+    try:
+        runs.record(first, runs.run("r1"), 1)
+        with open_store(db) as second:
+            assert [s.run_id for s in second.list_runs()] == ["r1"]
+        other = (
+            "from tao.store.factory import open_store; import sys; open_store(sys.argv[1]).close()"
+        )
+        subprocess.run([sys.executable, "-c", other, str(db)], check=True, timeout=60)
+        runs.record(first, runs.run("r2", started_at=1_700_000_001.0), 1)
+        read = (
+            "from tao.store.factory import open_store; import sys; "
+            "print(' '.join(s.run_id for s in open_store(sys.argv[1]).list_runs()))"
+        )
+        seen = subprocess.run(
+            [sys.executable, "-c", read, str(db)], capture_output=True, text=True, timeout=60
+        )
+    finally:
+        first.close()
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.split() == ["r2", "r1"]
 
 
 # -- damaged, foreign and newer files ------------------------------------------------------
@@ -196,7 +230,7 @@ def test_a_v7_log_is_rebuilt_for_queued_runs_keeping_every_column_M3(db: Path) -
         assert len(store.get_run("r1").steps) == 1
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
         assert conn.execute("SELECT state_messages FROM runs").fetchone()[0] == 3
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         conn.execute("UPDATE runs SET status = 'queued' WHERE id = 'r1'")

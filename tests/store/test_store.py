@@ -83,7 +83,8 @@ def test_every_field_of_a_run_survives_the_roundtrip_L1_M3(store: Store, runs: R
     config = RunConfig(model="replay:script.json", tools=("calc", None), lang="sv", max_steps=3)
     result = runs.run("0193abc")
     result.error, result.stop_reason, result.lang, result.config = "budget", "steps", "sv", config
-    result.parent_id = "0193ab0"  # a follow-up of that run
+    result.parent_id = "0193ab0"  # a child run of that run's step 4, its second call
+    result.parent_step, result.parent_position = 4, 1
     recorder = RunRecorder(store, config)
     recorder.on_start(result)
     made = (  # issue 27: what was compacted before the step's request

@@ -45,7 +45,7 @@ def test_a_v4_log_migrates_keeping_every_row(tao_home: Path) -> None:
     with open_store(log) as store:
         runs = store.list_runs()
         finished = store.get_run(FINISHED)
-    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(12,)]
+    assert _read(log, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(13,)]
     counts = [_read(log, f"SELECT count(*) FROM {t}")[0][0] for t in ("runs", "steps")]
     assert counts == [2, 4]
     assert [(r.run_id, r.status, r.parent_id) for r in runs] == [

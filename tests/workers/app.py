@@ -78,7 +78,8 @@ def main() -> None:
             print(submitter.submit(f"job {prefix}{n}"), flush=True)
         return
     concurrency = int(rest[0]) if rest else 4
-    worker = Worker(concurrency=concurrency, agent=agent, sweep_s=0.5)
+    sweep_s = float(os.environ.get("APP_SWEEP_S", "0.5"))  # the tests: a dead worker seen fast
+    worker = Worker(concurrency=concurrency, agent=agent, sweep_s=sweep_s)
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())

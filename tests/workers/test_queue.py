@@ -132,3 +132,32 @@ def test_a_run_a_worker_holds_refuses_two_tao_resume_at_once_R5(queue: Queue) ->
     assert queue.wait_for([run_id], lambda s: s in ENDED, 30)[run_id] is Status.FINISHED
     assert queue.effects() == {"slow0": 1}
     assert stop(worker) == 0
+
+
+def test_a_second_delivery_of_an_ended_run_answers_its_status_and_runs_nothing_R1(
+    queue: Queue,
+) -> None:
+    """R1: the workflow records no DBOS step, so a workflow delivered again for a run that
+    already ended (DBOS's recovery of a worker that died after the run ended but before its
+    workflow did; a duplicate enqueue) runs the run's body again: tao's log must answer it.
+    The run stays finished with its answer, its workflow ends with that status, no side
+    effect runs a second time, and DBOS holds no step rows for either workflow."""
+    import psycopg
+
+    from tao.workers.queue import client, enqueue
+
+    worker = queue.worker(2)
+    (run_id,) = submit(1, "dup")
+    assert queue.wait_for([run_id], lambda s: s is Status.FINISHED, 30)[run_id] is Status.FINISHED
+    again = enqueue(run_id, None, again=True)  # the same run, on the queue once more
+    assert client().retrieve_workflow(again).get_result() == str(Status.FINISHED)
+    assert queue.effects() == {"dup0": 1}
+    with queue.store() as store:
+        assert store.get_summary(run_id).answer == "done dup0"
+    with psycopg.connect(queue.env["TAO_DATABASE_URL"]) as conn:
+        rows = conn.execute(
+            "SELECT count(*) FROM dbos.operation_outputs WHERE workflow_uuid = ANY(%s)",
+            ([run_id, again],),
+        ).fetchone()
+    assert rows == (0,)
+    assert stop(worker) == 0

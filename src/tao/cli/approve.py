@@ -27,6 +27,7 @@ from tao.cli.terminal import echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
 from tao.redact import redact
+from tao.redact.structured import redact_json
 from tao.store.factory import open_store
 
 if TYPE_CHECKING:
@@ -40,12 +41,18 @@ def _show_pending(run_id: str) -> None:
         call = waiting.call
         if call.thought:
             echo(f"  Thought: {redact(call.thought)}")
-        shown = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+        arguments = redact_json(call.arguments)  # as every other surface shows them (S8)
+        shown = ", ".join(
+            f"{key}={value!r}"
+            for key, value in (arguments if isinstance(arguments, dict) else {}).items()
+        )
         echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
+        if call.origin:  # a child run's call: the person deciding knows whose it is
+            echo(f"    {call.origin}")
         if call.warning:
             echo(f"    {call.warning}")
         if call.preview:
-            echo("    " + call.preview.replace("\n", "\n    "))
+            echo("    " + redact(call.preview).replace("\n", "\n    "))
 
 
 _CALL_OPTION = click.option(

@@ -182,7 +182,15 @@ def render_run_header(
     )
     if holder is not None:
         lines.append_text(Text.assemble(("\nheld by ", "dim"), (holder_words(holder), "cyan")))
-    if result.parent_id is not None:  # a follow-up: where its conversation began
+    if result.parent_id is not None and result.parent_step is not None:  # Agent.as_tool
+        lines.append_text(
+            Text.assemble(
+                ("\nchild of ", "dim"),
+                (result.parent_id, "cyan"),
+                (f", step {result.parent_step}", "dim"),
+            )
+        )
+    elif result.parent_id is not None:  # a follow-up: where its conversation began
         lines.append_text(Text.assemble(("\ncontinues ", "dim"), (result.parent_id, "cyan")))
     return Panel(lines, border_style="dim", expand=True)
 
@@ -220,10 +228,12 @@ def render_pending(
     call_id: str = "",
     warning: str | None = None,
     thought: str | None = None,
+    origin: str | None = None,
 ) -> RenderableType:
     """A call waiting for a person: why the model wants it (its Thought), what it is, what
     it does, and its diff in colour; ``warning``: that a crash cut it short and it may
-    have taken effect (SPEC R1). All of it is shown before the person is asked."""
+    have taken effect (SPEC R1); ``origin``: the child run that holds the call (issue 31).
+    All of it is shown before the person is asked."""
     head = Text()
     if thought:
         head.append("Thought: ", style="bold dim")
@@ -235,6 +245,8 @@ def render_pending(
             ("  — it " + ", ".join(effects or ("has side effects",)), "yellow"),
         )
     )
+    if origin:
+        head.append(f"\n  ↳ {terminal_safe(origin)}", style="dim")
     if warning:
         head.append(f"\n  ⚠ {warning}", style="bold red")
     if not preview:
@@ -284,6 +296,7 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
                 call.id,
                 call.warning,
                 call.thought,
+                call.origin,
             )
         )
     note = _unfinished_note(result, shown)

@@ -116,7 +116,7 @@ def _ask_approval(tool: Tool, arguments: JSONObject, call: PendingCall) -> bool 
     preview = tool.preview(arguments) if tool.preview is not None else None
     effects = tuple(tool.effects)
     shown = render_pending(
-        tool.name, arguments, effects, preview, call.id, call.warning, call.thought
+        tool.name, arguments, effects, preview, call.id, call.warning, call.thought, call.origin
     )
     console.print(shown)
     question = "Allow it? [y/N] (anything else is a no, told to the model as the reason): "

@@ -39,7 +39,7 @@ from tao.paths import private_open
 from tao.redact import redact
 from tao.state.result import Status
 from tao.store.factory import open_store
-from tao.store.query import STATUSES
+from tao.store.query import STATUSES, RunSummary
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -134,9 +134,18 @@ def list_command(limit: int, status: str | None, as_json: bool) -> None:
         every: list[RenderableType] = [Text(row[0], style="cyan"), row[1], state]
         every += [row[3], row[4], row[5], Text(row[6])]
         cells = [every[i] for i in shown]
-        mark = FOLLOW_UP if summary.parent_id is not None else ""
-        table.add_row(*cells, Text(mark + " ".join(summary.task.split())))
+        table.add_row(*cells, Text(_lineage(summary) + " ".join(summary.task.split())))
     console.print(table)
+
+
+def _lineage(summary: RunSummary) -> str:
+    """What starts a run's task in the list: a child run (``Agent.as_tool``) names its
+    parent and step, a follow-up (``tao run --continue``) is marked."""
+    if summary.parent_id is None:
+        return ""
+    if summary.parent_step is None:
+        return FOLLOW_UP
+    return f"{FOLLOW_UP}child of {summary.parent_id[:12]}, step {summary.parent_step}: "
 
 
 def _held_by(holder: str | None) -> str:

@@ -38,6 +38,7 @@ from tao.eval.prompts import PromptKind, PromptSet
 from tao.eval.record import QuestionRecord, RecordStatus, total_cost
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
+from tao.redact.structured import redact_optional
 from tao.state.config import EvalTag, RunConfig
 from tao.state.result import RunObserver, RunResult, Status, StepKind
 
@@ -231,7 +232,7 @@ class _QuestionRun:
             id=question.id,
             question=question.question,
             gold=question.gold,
-            answer=answer,
+            answer=redact_optional(answer),  # scored above; kept and shown redacted (S8)
             em=em,
             f1=f1,
             strategy=config.strategy,
@@ -247,7 +248,7 @@ class _QuestionRun:
                 1 for run in results for step in run.steps if step.kind is StepKind.PARSE_ERROR
             ),
             run_ids=[run.run_id for run in results],
-            error=error,
+            error=redact_optional(error),
             cost_usd=total_cost(u.cost_usd for u in usage),
             forced=answer is not None and _forced(results[-1]),
         )

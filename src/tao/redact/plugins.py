@@ -29,6 +29,9 @@ _KEYWORD_LINE = 300
 #: A long rule's secrets are runs of at least this many of these characters.
 LONG_RUN = 20
 _LONG_CHARS = TOKEN + "="
+_LONG_NEEDLE = b"x" * LONG_RUN
+#: A long run's start in a class map: a character outside the class, then the run.
+_RUN_START = b"." + _LONG_NEEDLE
 #: The token run a rule's secret holds at least (its token's fixed part is 20 or longer).
 _RUN = 20
 
@@ -97,6 +100,7 @@ RULES: tuple[Rule, ...] = (
 )
 #: The keyword detector's needles; its value must be quoted, on a short line.
 _KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contras")
+_QUOTES = ("'", '"', "`")
 
 
 def plugin_spans(text: str, lowered: str, classes: Classes | None = None) -> Iterator[Span]:
@@ -106,9 +110,9 @@ def plugin_spans(text: str, lowered: str, classes: Classes | None = None) -> Ite
     20 token characters instead, found once for all of them."""
     size = len(text)
     classes = classes or Classes(text)
-    runs = [start for start, _ in classes.runs(_LONG_CHARS, LONG_RUN)]
+    runs = classes.map(_LONG_CHARS)
     tokens = classes.map(TOKEN)
-    for rule in _candidates(lowered, tokens, bool(runs)):
+    for rule in _candidates(lowered, tokens, runs.find(_LONG_NEEDLE) >= 0):
         for start in _windows(rule, lowered, runs):
             end = min(size, start + WINDOW)
             if rule.run and tokens.find(rule.run, start, end) < 0:
@@ -143,17 +147,21 @@ def _candidates(lowered: str, tokens: bytes, runs: bool) -> Iterator[Rule]:
             yield rule
 
 
-def _windows(rule: Rule, lowered: str, runs: list[int]) -> Iterator[int]:
-    """Where ``rule``'s windows start: around each needle (or long run), and the next one
-    looked for after the window, so that windows overlap by :data:`_BEFORE` at most."""
+def _windows(rule: Rule, lowered: str, runs: bytes) -> Iterator[int]:
+    """Where ``rule``'s windows start: around each needle (or start of a long run, in the
+    class map ``runs``), and the next one looked for after the window, so that windows
+    overlap by :data:`_BEFORE` at most.
+
+    A long run's start is found by ``bytes.find`` of a non-member and 20 members, so a
+    text of thousands of runs costs a C search per window, not a Python step per run
+    (issue 26 round 6)."""
     size = len(lowered)
-    covered = -1
     if rule.long:
-        for at in runs:
-            if at >= covered:
-                start = max(0, at - _BEFORE)
-                covered = start + WINDOW - _BEFORE
-                yield start
+        at = 0 if runs.startswith(_LONG_NEEDLE) else _next_run(runs, 0)
+        while at >= 0:
+            start = max(0, at - _BEFORE)
+            yield start
+            at = _next_run(runs, start + WINDOW - _BEFORE)
         return
     position = 0
     finder = Needles(rule.needles, lowered)
@@ -165,14 +173,27 @@ def _windows(rule: Rule, lowered: str, runs: list[int]) -> Iterator[int]:
         position = max(hit[1], start + WINDOW - _BEFORE)
 
 
+def _next_run(runs: bytes, position: int) -> int:
+    """The start of the first maximal long run at or after ``position`` (``-1``: none)."""
+    at = runs.find(_RUN_START, max(0, position - 1))
+    return at + 1 if at >= 0 else -1
+
+
 def _keyword_spans(text: str, lowered: str) -> Iterator[Span]:
     """detect-secrets' keyword detector (its quotes-required set) on each short line that
     holds one of its needles; the group of each expression that holds the value."""
     position = 0
     size = len(text)
     finder = Needles(_KEYWORD_NEEDLES, lowered)
+    quotes = Needles(_QUOTES, text)
     while (hit := finder.search(position)) is not None:
         at = hit[0]
+        quote = quotes.search(max(0, at - _KEYWORD_LINE))
+        if quote is None:
+            return  # no quote left, so no value the detector takes (netrc lines, issue 26)
+        if quote[0] > at + _KEYWORD_LINE:
+            position = quote[0] - _KEYWORD_LINE  # no quote near: on to the next one
+            continue
         before = text.rfind("\n", max(0, at - _KEYWORD_LINE), at)
         after = text.find("\n", at, at + _KEYWORD_LINE)
         end = size if after < 0 and size - at <= _KEYWORD_LINE else after

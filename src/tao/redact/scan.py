@@ -31,6 +31,7 @@ from tao.redact.commandline import command_spans
 from tao.redact.encoded import encoded_spans
 from tao.redact.entropy import entropy_spans
 from tao.redact.joined import join
+from tao.redact.known import generation, known_spans
 from tao.redact.labels import labelled_spans
 from tao.redact.marker import Span, merge, replace
 from tao.redact.plugins import plugin_spans
@@ -74,12 +75,13 @@ def redact_url(url: str) -> str:
 def redaction(text: str) -> Redaction:
     """:func:`redact`, also saying how many values it hid."""
     if len(text) <= _MEMO_CHARS:
-        return _memo(text)
+        return _memo(text, generation())
     return _redaction(text)
 
 
 @lru_cache(maxsize=512)
-def _memo(text: str) -> Redaction:
+def _memo(text: str, known: int) -> Redaction:
+    """``known``: the registry's generation, so a value registered later is not missed."""
     return _redaction(text)
 
 
@@ -90,6 +92,7 @@ def _redaction(text: str) -> Redaction:
 
 def find_secrets(text: str) -> list[Span]:
     """The sorted, merged spans of ``text`` that hold secrets (empty for most text)."""
+    known = known_spans(text)  # values tao handed out (tao.redact.known): any text
     classes = Classes(text)
     if (
         not any(mark in text for mark in _MARKS)
@@ -97,8 +100,9 @@ def find_secrets(text: str) -> list[Span]:
         and "passw" not in text.lower()  # netrc: ``machine host login me password pw``
         and not may_be_escaped(text)  # %67%68%70…, pаssword (tao.redact.unescaped)
     ):
-        return []
+        return merge(known)
     spans = plain_spans(text, classes)
+    spans.extend(known)
     spans.extend(encoded_spans(text, plain_spans, classes, spans))
     joined = join(text)
     if joined is not None:

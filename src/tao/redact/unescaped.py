@@ -4,7 +4,8 @@ A reader (or a model) decodes ``%67%68%70%5F…``, ``"\\u0067hp_…"``, ``\\x67h
 ``&#103;&#104;…`` to ``ghp_…`` without effort, and reads ``pаssword=`` (a Cyrillic
 ``а``), ``ｐａｓｓｗｏｒｄ=`` (full-width) or ``pass\\u200bword=`` (a zero-width space) as
 ``password=``. No shape matches these as written. :func:`unescaped` builds a *view* of
-the text in one pass: percent, ``\\u``, ``\\x`` and HTML numeric escapes decoded,
+the text in one pass: percent, ``\\u``, ``\\x``, octal (``\\163``) and HTML numeric
+escapes decoded, terminal escapes (``\\x1b[0m``, which a terminal shows as nothing) and
 invisible characters (:func:`tao.lookalikes.is_invisible`) dropped, and non-ASCII
 characters whose UTS #39 prototype is one ASCII letter or digit (full-width forms,
 Cyrillic and Greek look-alikes) folded to it. The plain scan then runs on the view near
@@ -42,6 +43,8 @@ FOLD_CHARS = 100_000
 _ESCAPES = (
     r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}"
     r"|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};"
+    # octal escapes (``\163\153``) and terminal escapes inside a token, read as nothing
+    r"|\\[0-3][0-7]{2}|\x1b\[[0-9;]{0,16}[A-Za-z]"
 )
 
 #: Finds secrets in a stretch of the view (the plain scan).
@@ -69,8 +72,8 @@ def _folds() -> dict[str, str]:
     return table
 
 
-#: Full-width ASCII letters and digits (``ｐａｓｓ``), folded wherever they stand.
-_FULLWIDTH = "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
+#: Full-width ASCII (``ｐａｓｓ``, ``ｓｋ－``, ``ｇｈｐ＿``), folded wherever it stands.
+_FULLWIDTH = "\uff01-\uff5e"
 
 
 @cache
@@ -89,7 +92,11 @@ def _decoded(escape: str) -> str:
     """The character one escape (or one non-ASCII character) stands for, folded."""
     if len(escape) == 1:
         code = ord(escape)
-        return chr(code - 0xFEE0) if 0xFF10 <= code <= 0xFF5A else _folds()[escape]
+        return chr(code - 0xFEE0) if 0xFF01 <= code <= 0xFF5E else _folds()[escape]
+    if escape.startswith("\x1b"):
+        return ""  # a terminal escape shows nothing
+    if escape[0] == "\\" and escape[1] in "0123":
+        return chr(int(escape[1:], 8))
     if escape.startswith("%") or escape.startswith(("\\x", "\\u")):
         char = chr(int(escape[2:] if escape[0] == "\\" else escape[1:], 16))
     else:
@@ -143,13 +150,13 @@ def _folded(text: str) -> Iterator[tuple[int, int, str]]:
         start, end = match.span()
         near = (start and _WORD_CHAR.match(text, start - 1)) or _WORD_CHAR.match(text, end)
         for offset, char in enumerate(match.group(), start=start):
-            if near or 0xFF10 <= ord(char) <= 0xFF5A:
+            if near or 0xFF01 <= ord(char) <= 0xFF5E:
                 yield offset, offset + 1, _decoded(char)
 
 
 def may_be_escaped(text: str) -> bool:
     """Whether ``text`` has anything :func:`unescaped` would change (a few ``str.find``)."""
-    return not text.isascii() or "%" in text or "\\" in text or "&#" in text
+    return not text.isascii() or "%" in text or "\\" in text or "&#" in text or "\x1b" in text
 
 
 def unescaped(text: str) -> View | None:

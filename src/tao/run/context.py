@@ -2,9 +2,11 @@
 
 An agent used as a tool (``Agent.as_tool``) starts a child run; the child must know
 its parent (to be recorded under it), the parent's budget left (it gets no more), and
-be reachable by the parent's cancel. The driver sets a :class:`CallContext` around each
-call it runs, in the thread that runs it (a context variable: parallel calls each see
-their own), and reads back the child run the call started.
+be reachable by the parent's cancel; a child that waits for a person nobody can ask
+inline pauses the parent, whose pending calls become the child's. The driver sets a
+:class:`CallContext` around each call it runs, in the thread that runs it (a context
+variable: parallel calls each see their own), and reads back the child run the call
+started and what it waits on.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from tao.run.act import Approver, Person
+from tao.run.exchange import ChildResume
 from tao.state.budget import ChildRun
+from tao.state.config import PendingCall
 from tao.state.status import Status
 
 #: Stops a child run from outside (the parent was cancelled or interrupted).
@@ -41,11 +45,19 @@ class CallContext:
     step: int
     tool: str
     remaining: Remaining
+    #: The call's place among its reply's calls: with ``run_id`` and ``step``, where a
+    #: child run it starts is recorded, so a resumed parent finds that child again.
+    position: int = 0
     #: The parent run's approver: a child run with none of its own asks it, so a person at
     #: ``tao run``'s prompt decides the child's calls inline and neither run pauses.
     approve: Approver | Person | None = None
+    #: The paused child run this call continues (the parent stopped on it), if any.
+    resume: ChildResume | None = None
     #: The child run the call started, once it has ended; the step records it.
     child: ChildRun | None = None
+    #: The child's calls that wait for a person nobody could ask inline: the parent
+    #: pauses on them (issue 31).
+    waiting: tuple[PendingCall, ...] = ()
     _stops: list[Stop] = field(default_factory=list)
     _stopped: Status | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

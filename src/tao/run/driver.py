@@ -44,7 +44,7 @@ from tao.run.output import typed
 from tao.run.setup import Start
 from tao.sandbox.children import kill_all
 from tao.state.calls import Outcome, Ready
-from tao.state.config import Approval, Checkpoint, Decision, PendingCall
+from tao.state.config import Approval, Checkpoint, ChildCall, Decision, PendingCall
 from tao.state.result import RunObserver, RunResult, Status, StepKind
 from tao.tools.limits import disarm
 
@@ -324,7 +324,13 @@ class Driver:
         if self.result is None:
             return execute(ready, self.parts.executor, timeout_s=request.timeout_s)
         context = CallContext(
-            self.result.run_id, request.step, ready.tool.name, self._left(), self.parts.approve
+            self.result.run_id,
+            request.step,
+            ready.tool.name,
+            self._left(),
+            position=request.positions[i] if request.positions else i,
+            approve=self.parts.approve,
+            resume=request.children[i] if request.children else None,
         )
         with self._closing:
             self._calls.add(context)
@@ -338,7 +344,7 @@ class Driver:
                 self._calls.discard(context)
         if context.child is None:
             return outcome
-        return dataclasses.replace(outcome, child=context.child)
+        return dataclasses.replace(outcome, child=context.child, waiting=_waiting(context))
 
     def _left(self) -> Remaining:
         """What the run may still spend: a child run started by a call gets no more."""
@@ -374,6 +380,24 @@ class Driver:
             error.partial = result
         if self.tracing is not None:
             self.tracing.abandon(error)
+
+
+def _waiting(context: CallContext) -> tuple[PendingCall, ...]:
+    """The paused child's calls as this run's pending calls: the same call (tool, arguments,
+    digest: a decision stays bound to it, SPEC S7), filed under the parent's call that
+    started the child, and naming the child run that holds it."""
+    child = context.child
+    if child is None or not context.waiting:
+        return ()
+    return tuple(
+        dataclasses.replace(
+            call,
+            step=context.step,
+            position=context.position,
+            child=ChildCall(child.run_id, context.tool, call.id),
+        )
+        for call in context.waiting
+    )
 
 
 def _ask(approver: Approver | Person | None, ready: Ready, call: PendingCall) -> Decision | None:

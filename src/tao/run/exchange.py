@@ -15,7 +15,7 @@ and returns an :class:`Ending`. All frozen dataclasses, as h11's events are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar, dataclass_transform
 
@@ -62,6 +62,18 @@ class AskApproval:
 
 
 @message
+class ChildResume:
+    """A child run (``Agent.as_tool``) that paused this run, to be continued by the call
+    that started it, with the decisions taken on its calls since (issue 31)."""
+
+    run_id: str
+    decisions: Mapping[str, Decision]
+    """By the child's own call id: what the person decided on the parent's pending call."""
+    approvals: Mapping[str, Approval]
+    """Who took those decisions, when and from where, by the child's call id."""
+
+
+@message
 class RunTools:
     """Validated, allowed calls; answer with one Outcome each, in order."""
 
@@ -72,6 +84,11 @@ class RunTools:
     still what it would do (``Tool.confirm``, SPEC S6/S7). ``None``: nothing to compare."""
     timeout_s: float | None = None
     """What is left of the run's time budget; no call may outlast it."""
+    positions: tuple[int, ...] = ()
+    """Per call, its place among the reply's calls: a child run it starts is recorded
+    under this run's step and that place, where a resumed run finds it again."""
+    children: tuple[ChildResume | None, ...] = ()
+    """Per call, the paused child run it continues, if the run stopped on one."""
 
 
 @message

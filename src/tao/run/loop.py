@@ -36,6 +36,7 @@ from tao.run.exchange import (
     ApprovalAnswer,
     AskApproval,
     AskModel,
+    ChildResume,
     Ending,
     LoopSetup,
     ModelAnswer,
@@ -219,6 +220,9 @@ def _resumed(run: _Run, resume: Checkpoint) -> Turn:
     turn.interrupted.update(call.id for call in resume.pending if call.interrupted)
     turn.refused = resume.refused_calls
     turn.compactions = tuple(c for c in resume.compactions if c.step == resume.step)
+    for call in resume.pending:
+        if call.child is not None:
+            turn.children[call.position] = (*turn.children.get(call.position, ()), call)
     return turn
 
 
@@ -356,11 +360,12 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         for i, call in gated.items():
             if decisions[call.id] is not True:
                 outcomes[i] = refuse(ready.pop(i), decisions[call.id], call.interrupted)
-    if gated and ready:
-        outcomes.update((yield from _run_effects(run, turn, reply, ready, gated)))
-    elif ready:  # read-only calls: no journal, nobody was shown a thing
-        done = yield from _run_tools(run, turn, ready, (None,) * len(ready))
-        outcomes.update(zip(ready, done, strict=True))
+    outcomes.update((yield from _run_calls(run, turn, reply, ready, gated)))
+    waiting = tuple(call for outcome in outcomes.values() for call in outcome.waiting)
+    if waiting:  # a child run stopped for a person: so does this run, on the child's calls
+        paused = run.checkpoint(turn, reply, pending=waiting, executing=bool(turn.completed))
+        yield SaveCheckpoint(paused)
+        return Ending(Status.AWAITING_APPROVAL, pending=waiting)
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
     ordered = [outcomes[i] for i in range(len(calls))]
@@ -423,11 +428,22 @@ def _gated(
     run: _Run, turn: Turn, ready: dict[int, Ready], thought: str | None
 ) -> dict[int, PendingCall]:
     """The calls that need a yes: every call with side effects, and the calls of read-only
-    tools whose gate says what they would act on is not what was approved (SPEC S3, S11)."""
+    tools whose gate says what they would act on is not what was approved (SPEC S3, S11).
+
+    A gate judges the project as it is *before* the reply's calls run, and they run
+    together: a ``write_file`` of ``conftest.py`` beside ``run_tests`` in one reply would
+    change the code under a test run already let through. So a gated call beside calls
+    with side effects asks too, naming them."""
     gated: dict[int, PendingCall] = {}
     for i, r in ready.items():
         if r.tool.gate is not None and r.tool.read_only:
             why = approval_reason(r, run.approved)
+            effects = sorted({o.tool.name for o in ready.values() if not o.tool.read_only})
+            if why is None and effects:
+                why = (
+                    f"{r.tool.name} runs beside {', '.join(effects)} in the same reply, which "
+                    "may change the code it executes before or while it runs (SPEC S11)"
+                )
             if why is not None:
                 gated[i] = journal.pending(turn.index, i, r, why, thought)
         elif needs_approval(r):
@@ -454,10 +470,39 @@ def _run_tools(
 ) -> Generator[Request, Answer, Sequence[Outcome]]:
     """Have the driver run ``ready`` within the time left; one outcome each, in order."""
     left = run.budget.max_seconds - run.elapsed()
-    done = yield RunTools(turn.index, tuple(ready.values()), previews, left)
+    children = tuple(_child_resume(turn, i) for i in ready) if turn.children else ()
+    done = yield RunTools(turn.index, tuple(ready.values()), previews, left, tuple(ready), children)
     if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
         raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
     return done
+
+
+def _run_calls(
+    run: _Run, turn: Turn, reply: ModelReply, ready: dict[int, Ready], gated: dict[int, PendingCall]
+) -> Generator[Request, Answer, dict[int, Outcome]]:
+    """Run the calls allowed to run: between the journal's records if any has side effects."""
+    if gated and ready:
+        return (yield from _run_effects(run, turn, reply, ready, gated))
+    if not ready:
+        return {}
+    # read-only calls: no journal, nobody was shown a thing
+    done = yield from _run_tools(run, turn, ready, (None,) * len(ready))
+    return dict(zip(ready, done, strict=True))
+
+
+def _child_resume(turn: Turn, position: int) -> ChildResume | None:
+    """The paused child run the call at ``position`` continues, with the decisions taken on
+    its calls (a call still undecided is asked again by the child, or pauses it again)."""
+    waiting = turn.children.get(position)
+    if not waiting or waiting[0].child is None:
+        return None
+    decisions, approvals = {}, {}
+    for call in waiting:
+        if call.child is not None and call.id in turn.decisions:
+            decisions[call.child.call] = turn.decisions[call.id]
+            if call.id in turn.approvals:
+                approvals[call.child.call] = turn.approvals[call.id]
+    return ChildResume(waiting[0].child.run_id, decisions, approvals)
 
 
 def _run_effects(

@@ -30,6 +30,7 @@ from tao.models.pricing import cost_known
 from tao.models.window import counter_of, estimate, window_of
 from tao.protocol import prompts
 from tao.protocol.labels import get_labels
+from tao.redact.known import remember, remember_environment
 from tao.run.exchange import LoopSetup
 from tao.run.output import OutputSpec, schema_of
 from tao.run.policies import policy_named
@@ -151,6 +152,8 @@ def build_setup(
     from tao.tools.registry import resolve_tools
 
     config = make_config(model, tools, config, settings)
+    remember_environment(config.pass_env)  # values a tool may echo, hidden verbatim (S5)
+    remember([api_key])
     backend = _backend(model, config, api_key)
     if config.max_cost_usd is not None and not cost_known(backend):
         raise ConfigError(

@@ -19,7 +19,7 @@ from tao.run.exchange import LoopSetup, ModelAnswer, ModelFailure
 from tao.run.repeats import Earlier
 from tao.state.calls import Call, Outcome
 from tao.state.compaction import Compaction
-from tao.state.config import Approval, Completed, Decision
+from tao.state.config import Approval, Completed, Decision, PendingCall
 from tao.state.jsontypes import JSONObject
 from tao.state.result import Step, StepKind
 
@@ -181,6 +181,9 @@ class Turn:
     """Why this reply could only be the final answer, if it was made to be."""
     compactions: tuple[Compaction, ...] = ()
     """Compactions made for this reply's request (the trace shows them on its step)."""
+    children: dict[int, tuple[PendingCall, ...]] = field(default_factory=dict)
+    """By call position, the calls a paused child run of that call waits on, as this run's
+    pending calls (issue 31): the call continues that child with the decisions on them."""
 
 
 def action_step(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tao.sandbox.environment import child_environment
+from tao.sandbox.environment import absolute_path, child_environment
 from tao.sandbox.mounts import mount_args
 from tao.sandbox.settings import Limits, Sandbox
 
@@ -52,8 +52,10 @@ class NotConfinable(Exception):
 
 
 def tool(name: str) -> str:
-    """The absolute path of a system program (``bwrap``, ``prlimit``), or NotConfinable."""
-    found = shutil.which(name, path=SYSTEM_BIN) or shutil.which(name)
+    """The absolute path of a system program (``bwrap``, ``prlimit``), or NotConfinable:
+    the system folders first, then PATH's absolute entries, never the working folder."""
+    found = shutil.which(name, path=SYSTEM_BIN)
+    found = found or shutil.which(name, path=absolute_path(os.environ.get("PATH")))
     if found is None:
         raise NotConfinable(f"{name} is not installed")
     return found
@@ -107,8 +109,9 @@ def limit_args(limits: Limits, uid: int | None = None) -> list[str]:
 
 
 def executable(name: str, env: Mapping[str, str]) -> Path:
-    """The program ``name`` names, found on the child's PATH the way ``execvp`` would."""
-    found = shutil.which(name, path=env.get("PATH")) if "/" not in name else name
+    """The program ``name`` names, found on the child's PATH the way ``execvp`` would,
+    through absolute entries only (see :func:`tao.sandbox.environment.absolute_path`)."""
+    found = shutil.which(name, path=absolute_path(env.get("PATH"))) if "/" not in name else name
     if found is None or not os.path.isfile(found):
         raise NotConfinable(f"{name}: command not found")
     return Path(os.path.abspath(found))

@@ -4,6 +4,7 @@ A scrub by name families always misses an ordinary name (``MY_SETTING=hunter2``)
 so children get only what they need to run and what a person passed by name:
 
 - ``PATH``, ``LANG``, ``LC_ALL``, ``LC_CTYPE``, ``TZ`` from tao's environment, when set;
+  PATH without its empty or relative entries (:func:`absolute_path`);
 - ``HOME`` and ``TMPDIR`` pointing into the sandbox's private, empty ``/tmp``;
 - ``PYTHONDONTWRITEBYTECODE=1`` (no ``__pycache__`` in a read-only project);
 - the variables named in ``Sandbox.pass_env`` (``--pass-env NAME``), and the ones a
@@ -29,6 +30,13 @@ SANDBOX_HOME = "/tmp/home"  # noqa: S108
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+def absolute_path(path: str | None) -> str:
+    """``path`` (a PATH value) with only its absolute entries. An empty entry (``:/bin``,
+    a trailing colon) or a relative one (``.``, ``tools``) means the working folder to
+    ``execvp``: a program a repository ships would run in place of the one meant."""
+    return os.pathsep.join(entry for entry in (path or "").split(os.pathsep) if entry[:1] == "/")
+
+
 def child_environment(
     sandbox: Sandbox,
     environ: Mapping[str, str] | None = None,
@@ -48,4 +56,5 @@ def child_environment(
     env.update({"HOME": home, "TMPDIR": tmp, "PYTHONDONTWRITEBYTECODE": "1"})
     env.update({name: source[name] for name in sandbox.pass_env if name in source})
     env.update(extra or {})
+    env["PATH"] = absolute_path(env.get("PATH")) or DEFAULT_PATH
     return env

@@ -11,6 +11,11 @@ runs *later, outside the sandbox, with the person's full authority*:
   site-packages runs in every Python started from them, ``bin/activate`` is sourced by
   the person's shell; tao's own installation among them.
 
+A test may also *create* one where there was none (a ``.git`` with ``core.fsmonitor``
+in a folder that had no repository, a new virtual environment): no bind can forbid a
+name that does not exist yet, so :func:`planted` compares the search after the child
+with the one before, and :func:`remove_planted` deletes what is new (SPEC S10).
+
 The file tools never write these (``.git`` is a secret folder for them); the sandbox
 must not open more than the policy did. So each one found is bound read-only again on
 top of the writable bind, which also makes it a mount point that cannot be renamed or
@@ -22,6 +27,7 @@ entries or :data:`MAX_SECONDS`, the whole writable folder is bound read-only ins
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import time
 from collections.abc import Iterable
@@ -29,6 +35,8 @@ from pathlib import Path
 
 #: Names of version-control metadata (folders, or a ``.git`` file pointing elsewhere).
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+#: Compiled Python: a cache Python regenerates, so one the child wrote is simply removed.
+COMPILED_SUFFIXES = (".pyc", ".pyo")
 #: The file that makes a folder a Python virtual environment.
 VENV_MARKER = "pyvenv.cfg"
 #: Entries visited at most per search, and its time; past either the folder stays read-only.
@@ -41,9 +49,31 @@ def later_run(
 ) -> list[Path]:
     """The entries under ``folder`` that run later with the person's authority (see the
     module docstring), outermost first; ``[folder]`` itself when the search ran out of its
-    bounds. Symlinks are not followed: a link is only a name inside the writable folder."""
+    bounds. A symlink of a VCS name (``.git`` -> ``../evil``, which git follows) counts by
+    its target when that lies inside ``folder`` (one outside is read-only already)."""
+    found, links, _compiled = _search(folder, max_entries, max_seconds)
+    for link in links:
+        target = Path(os.path.realpath(link))
+        if folder in target.parents and target.exists():
+            found.append(target)
+    unique = set(found)
+    return sorted(unique, key=lambda path: (len(path.parts), str(path)))
+
+
+#: A found entry and its signature: ``""`` for metadata, a compiled file's ``lstat``.
+Entry = tuple[Path, str]
+
+
+def _search(
+    folder: Path, max_entries: int, max_seconds: float
+) -> tuple[list[Path], list[Path], list[Entry]]:
+    """VCS metadata and virtual environments under ``folder`` (``[folder]`` past the
+    bounds or when it is one itself), symlinks of a VCS name (never followed), and
+    compiled Python files with their signatures."""
     deadline = time.monotonic() + max_seconds
     found: list[Path] = []
+    links: list[Path] = []
+    compiled: list[Entry] = []
     stack = [folder]
     visited = 0
     while stack:
@@ -59,18 +89,119 @@ def later_run(
         for entry in listed:
             visited += 1
             if visited > max_entries or time.monotonic() > deadline:
-                return [folder]
+                return [folder], [], []
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if entry.name in VCS_NAMES and not stat.S_ISLNK(mode):
-                found.append(Path(entry.path))
-            elif stat.S_ISDIR(mode):
+            if entry.name in VCS_NAMES:
+                (links if stat.S_ISLNK(info.st_mode) else found).append(Path(entry.path))
+            elif stat.S_ISDIR(info.st_mode):
                 stack.append(Path(entry.path))
+            elif entry.name.casefold().endswith(COMPILED_SUFFIXES):
+                signature = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                compiled.append((Path(entry.path), signature))
     if (folder / VENV_MARKER).is_file():
-        return [folder]  # the writable folder is itself a virtual environment
-    return sorted(found, key=lambda path: (len(path.parts), str(path)))
+        return [folder], [], []  # the writable folder is itself a virtual environment
+    return found, links, compiled
+
+
+def _entries(folder: Path) -> list[Entry]:
+    """What :func:`_search` finds in ``folder``, each with its signature."""
+    found, links, compiled = _search(folder, MAX_ENTRIES, MAX_SECONDS)
+    return [*((path, "") for path in (*found, *links)), *compiled]
+
+
+def snapshot(folders: Iterable[Path]) -> frozenset[Entry]:
+    """Every entry :func:`planted` may later call new, found before the child runs."""
+    return frozenset(entry for folder in folders for entry in _entries(folder))
+
+
+def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
+    """The VCS metadata, VCS-named symlinks, virtual environments and compiled Python
+    files (``.pyc`` new or changed: Python runs one whose header matches its source's
+    size and mtime, which ``git diff`` never shows) in ``folders`` that were not there
+    ``before`` (:func:`snapshot`): made by the child, they would run later with the
+    person's authority. A symlink counts as itself, never its target (a link to ``src``
+    must not make ``src`` look new). A folder that was read-only whole (the search past
+    its bounds) had nothing created in it."""
+    new: list[Path] = []
+    for folder in folders:
+        if (folder, "") in before:
+            continue
+        entries = _entries(folder)
+        if entries == [(folder, "")]:
+            continue
+        new += [path for path, signature in entries if (path, signature) not in before]
+    return sorted(new, key=lambda path: (len(path.parts), str(path)))
+
+
+def remove_planted(paths: Iterable[Path]) -> list[Path]:
+    """Undo what :func:`planted` found; return what is gone now. New VCS metadata goes
+    whole, a symlink as a link (never its target); a new virtual environment loses only
+    its ``pyvenv.cfg`` (then no interpreter reads its ``.pth`` files), so a marker
+    dropped into ``src/`` costs ``src/`` nothing. Called only after the child and all
+    it started have ended (its PID namespace dies with it): nothing re-creates them."""
+    removed: list[Path] = []
+    for path in paths:
+        target = path
+        try:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.name in VCS_NAMES:
+                shutil.rmtree(path)
+            else:
+                target = path / VENV_MARKER
+                target.unlink()
+        except OSError:
+            continue
+        removed.append(target)
+    return removed
+
+
+#: Removed paths named in a note; the rest are counted.
+SHOWN_REMOVED = 10
+
+
+class Sweep:
+    """The writable folders of one sandboxed child, searched when it starts; calling it
+    removes what it planted since (:func:`planted`, :func:`remove_planted`) and returns a
+    note for the observation, ``""`` when nothing was.
+
+    ``run_tests`` sweeps once, after pytest and all it started have ended. An MCP server
+    given writable folders lives for the session, so its tool sweeps after every call (what
+    the server made so far cannot wait for the session's end: the person's shell, or the
+    next ``run_tests``, which would take it for the project's own) and once more after the
+    server has ended, when nothing can make them again."""
+
+    def __init__(self, folders: Iterable[Path], who: str, maker: str) -> None:
+        self.folders = [Path(os.path.realpath(folder)) for folder in folders]
+        self.who, self.maker = who, maker
+        self.before = snapshot(self.folders)
+
+    def __call__(self, root: Path | None = None) -> str:
+        """Remove what is new; the note names it relative to ``root`` when inside it."""
+        removed = remove_planted(planted(self.folders, self.before)) if self.folders else []
+        if not removed:
+            return ""
+        names = ", ".join(_shown(root, path) for path in removed[:SHOWN_REMOVED])
+        if len(removed) > SHOWN_REMOVED:
+            names += f" and {len(removed) - SHOWN_REMOVED} more"
+        return (
+            f"[{self.who}: removed {names}: made by {self.maker}, "
+            "version-control metadata or a virtual environment or compiled Python would run "
+            "later outside the sandbox]"
+        )
+
+
+def _shown(root: Path | None, path: Path) -> str:
+    """``path`` relative to ``root`` when inside it, else as it is."""
+    if root is None:
+        return str(path)
+    try:
+        return str(path.relative_to(Path(os.path.realpath(root))))
+    except ValueError:
+        return str(path)
 
 
 def read_only_again(writable: Iterable[Path], installed: Iterable[Path]) -> list[Path]:

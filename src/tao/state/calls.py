@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from tao.state.budget import ChildRun
+from tao.state.config import PendingCall
 from tao.state.frozen import frozen
 from tao.state.jsontypes import JSONObject
 from tao.state.status import StepKind
@@ -52,3 +53,6 @@ class Outcome:
     source: str | None = None
     #: The child run the call started, when its tool is an agent.
     child: ChildRun | None = None
+    #: That child run paused for calls nobody could decide inline (issue 31): the parent
+    #: pauses too, waiting on these (the child's own calls, as the parent's pending calls).
+    waiting: tuple[PendingCall, ...] = ()

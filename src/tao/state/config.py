@@ -410,6 +410,23 @@ def call_digest(tool: str, arguments: JSONObject) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@frozen
+class ChildCall:
+    """Where a pending call really waits: in a child run (``Agent.as_tool``, issue 31).
+
+    A child run that needs a person and has nobody to ask pauses its parent; the parent's
+    pending call is then the child's own call (same tool, arguments and digest, so a
+    decision stays bound to exactly that call, SPEC S7), and this says which child run
+    holds it and which of the parent's tools started that run."""
+
+    run_id: str
+    """The child run, paused with the call among its own pending calls."""
+    tool: str
+    """The parent's tool whose call started the child (the agent used as a tool)."""
+    call: str
+    """The call's :attr:`PendingCall.id` in the child run, where the decision is taken to."""
+
+
 @frozen(kw_only=True)
 class PendingCall:
     """A call with side effects that waits for a person's decision (SPEC S3, S7).
@@ -437,6 +454,9 @@ class PendingCall:
     thought: str | None = None
     """The model's Thought in the reply that asked for the call: why it wants it, shown to
     the person before they decide (a log written before it existed has none)."""
+    child: ChildCall | None = None
+    """Set when the call waits in a child run that paused this one (``step`` and
+    ``position`` are then the parent's call that started the child)."""
     digest: str = field(init=False)
     """:func:`call_digest` of ``tool`` and ``arguments``: what a decision is bound to."""
 
@@ -455,8 +475,21 @@ class PendingCall:
         return warning if self.reason is None else f"{warning}. {self.reason}"
 
     @property
+    def origin(self) -> str | None:
+        """Where the call waits, when a child run holds it (``None``: in this run)."""
+        if self.child is None:
+            return None
+        return (
+            f"in child run {self.child.run_id}, started by this run's "
+            f"{self.child.tool} call at step {self.step}"
+        )
+
+    @property
     def id(self) -> str:
-        """Names this call in ``tao runs approve --call`` and the web page's forms."""
+        """Names this call in ``tao runs approve --call`` and the web page's forms (a
+        child's call: the parent's call that started the child, then the child's id)."""
+        if self.child is not None:
+            return f"s{self.step}c{self.position}-{self.child.call}"
         return f"s{self.step}c{self.position}-{self.digest[:12]}"
 
     def to_json(self) -> JSONObject:
@@ -624,11 +657,12 @@ def _stored(cls: type[T], data: JSON, said: str, what: str = "") -> T:
 codec.shape(
     PendingCall,
     keys=("id", "digest", "step", "position", "tool", "arguments", "preview", "effects",
-          "interrupted", "reason", "thought"),
+          "interrupted", "reason", "thought", "child"),
     computed=("id",),
-    omit_default=("reason", "thought"),
+    omit_default=("reason", "thought", "child"),
     null_is_default=True,
 )  # fmt: skip
+codec.shape(ChildCall)
 codec.shape(Completed, null_is_default=True)
 codec.shape(
     ModelReply,

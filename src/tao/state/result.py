@@ -179,7 +179,12 @@ class RunResult:
     """The settings the run was started with, when known."""
     parent_id: str | None = None
     """The run this one follows up (``tao run --continue``, ``agent.run(task, history=…)``):
-    it started from that run's whole transcript."""
+    it started from that run's whole transcript. For a child run (``Agent.as_tool``,
+    ``parent_step`` set): the run whose tool call started it."""
+    parent_step: int | None = None
+    """A child run's parent step: the step whose call started it (``None``: not a child)."""
+    parent_position: int | None = None
+    """That call's place among the parent step's calls."""
     output: object = None
     """A finished typed run's answer as its type (SPEC L13): a pydantic model instance, a
     dataclass, plain JSON data; ``answer`` holds the same as JSON text."""
@@ -245,8 +250,10 @@ codec.shape(Step, computed=("tokens",))
 codec.shape(
     RunResult,
     keys=("run_id", "status", "answer", "error", "steps", "usage", "stop_reason", "forced",
-          "pending", "task", "model", "lang", "started_at", "duration_s", "parent_id"),
+          "pending", "task", "model", "lang", "started_at", "duration_s", "parent_id",
+          "parent_step", "parent_position"),
     computed=("forced",),
+    omit_default=("parent_step", "parent_position"),
     custom={"steps": codec.FieldCodec(_steps_json, _steps_from)},
     null_is_default=True,
     missing={"task": "", "model": "", "usage": {}},

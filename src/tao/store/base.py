@@ -322,6 +322,20 @@ class Store(ABC):
         and how many match in all; filtered, counted and paged by the database."""
         return self._retrying(lambda conn: find_runs(conn, query), write=False)
 
+    def child_run(self, parent_id: str, step: int, position: int) -> str | None:
+        """The child run the call at ``position`` of ``step`` of run ``parent_id`` started
+        (``Agent.as_tool``), if it started one: the newest, should there be several."""
+
+        def work(conn: Connection) -> str | None:
+            row = conn.execute(
+                "SELECT id FROM runs WHERE parent_id = ? AND parent_step = ? "
+                "AND parent_position = ? ORDER BY id DESC LIMIT 1",
+                (parent_id, step, position),
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        return self._retrying(work, write=False)
+
     def models(self) -> list[str]:
         """Every model spec the log holds runs of, sorted."""
         return self._retrying(models, write=False)
@@ -402,6 +416,8 @@ class Store(ABC):
             duration_s=summary.duration_s or 0.0,
             config=summary.config,
             parent_id=summary.parent_id,
+            parent_step=summary.parent_step,
+            parent_position=summary.parent_position,
         )
 
     def _pending(self, run_id: str) -> list[PendingCall] | None:

@@ -33,6 +33,7 @@ from tao.store.schema import (
     V8_STATUSES,
     V9,
     V10,
+    V13,
     Dialect,
     NotARunLogError,
     SchemaTooNewError,
@@ -80,6 +81,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V10,
     tables_v11(POSTGRES),
     steps_v12("json_build_object('answer', argument)::text"),
+    V13,
 )
 
 #: Tables tao creates; finding one without ``schema_version`` means the database is not ours.

@@ -15,7 +15,7 @@ before paging.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from tao.errors import StateError, StoreError
 from tao.state import codec
@@ -44,7 +44,8 @@ SELECT_SUMMARY = f"""
            {_LIVE.format(total="coalesce(sum(input_tokens), 0)", column="input_tokens")},
            {_LIVE.format(total="coalesce(sum(output_tokens), 0)", column="output_tokens")},
            {_LIVE.format(total="sum(evaluated_tokens)", column="evaluated_tokens")},
-           {_LIVE_COST}, config, pid, host, parent_id, lease_holder, lease_until
+           {_LIVE_COST}, config, pid, host, parent_id, parent_step, parent_position,
+           lease_holder, lease_until
     FROM runs
 """  # noqa: S608 (constant expressions, no data)
 
@@ -73,11 +74,16 @@ class RunSummary:
     config: RunConfig | None
     """The settings the run was started with; ``None`` when none were recorded."""
     parent_id: str | None = None
-    """The run this one follows up (``tao run --continue``), if any."""
+    """The run this one follows up (``tao run --continue``), or whose tool call started it
+    (a child run, ``Agent.as_tool``: then ``parent_step`` is set), if any."""
     cost_usd: float | None = None
     """What the run cost in US dollars; ``None``: unknown (see :class:`tao.state.budget.Usage`)."""
     holder: str | None = None
     """Who acts for the run now (its live lease: a worker, a ``tao resume``); ``None``: nobody."""
+    parent_step: int | None = None
+    """A child run's parent step: the step whose call started it."""
+    parent_position: int | None = None
+    """That call's place among the step's calls."""
 
     @property
     def tokens(self) -> int:
@@ -91,7 +97,15 @@ class RunSummary:
         return data
 
 
-codec.shape(RunSummary, computed=("tokens",))
+#: A child run's place in its parent: written last, and only for a child run.
+_CHILD_KEYS = ("parent_step", "parent_position")
+codec.shape(
+    RunSummary,
+    keys=(*(f.name for f in fields(RunSummary) if f.name not in _CHILD_KEYS), "tokens",
+          *_CHILD_KEYS),
+    computed=("tokens",),
+    omit_default=_CHILD_KEYS,
+)  # fmt: skip
 
 
 def read_config(text: str, run_id: str) -> RunConfig | None:
@@ -128,6 +142,8 @@ def summary_from_row(row: Row) -> RunSummary:
         evaluated_tokens=row["evaluated_tokens"],
         config=read_config(row["config"], row["id"]),
         parent_id=row["parent_id"],
+        parent_step=row["parent_step"],
+        parent_position=row["parent_position"],
         cost_usd=row["cost_usd"],
         holder=_live_holder(row),
     )

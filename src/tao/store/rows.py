@@ -76,8 +76,9 @@ def insert_run(
     ``status`` ``queued``: a submitted run no worker has started yet (``tao submit``)."""
     conn.execute(
         f"""
-        INSERT INTO runs (id, task, model, lang, status, started_at, config, pid, host, parent_id)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO runs (id, task, model, lang, status, started_at, config, pid, host,
+                          parent_id, parent_step, parent_position)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) {_RESTART if restart else "DO NOTHING"}
         """,  # noqa: S608 (a constant clause, no data)
         (
@@ -91,6 +92,8 @@ def insert_run(
             os.getpid(),
             HOST,
             result.parent_id,
+            result.parent_step,
+            result.parent_position,
         ),
     )
 

@@ -45,6 +45,11 @@ Versions:
   answered, and why the ones before it did not: a JSON list), ``steps.child_run`` (the
   run an agent-as-tool call started; that run's ``parent_id`` is this run) and what that
   child spent, ``steps.child_input_tokens``, ``child_output_tokens``, ``child_cost_usd``.
+* v12 (issue 30): one field for a call's arguments (``steps.argument`` becomes ``unparsed``).
+* v13 (issue 31): ``runs.parent_step`` and ``runs.parent_position``, the parent's step and
+  the call's place in it, for a child run an agent-as-tool call started (written when the
+  child starts, so a parent resumed after a crash continues that child rather than start
+  another); NULL for every other run (a follow-up has ``parent_id`` only) and before v13.
 
 Design notes:
 
@@ -65,7 +70,7 @@ from tao.errors import InternalError, StoreError
 from tao.store.sql import Connection
 
 #: The version this tao writes; bump it together with a new entry in MIGRATIONS.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 #: Statuses a v1 log accepts (tao 0.1); frozen, as the migration that made them.
 V1_STATUSES = ("running", "finished", "max_steps", "awaiting_approval", "error")
@@ -289,6 +294,12 @@ V9 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
 #: a step with no such call, and on every step written before v10.
 V10 = ("ALTER TABLE steps ADD COLUMN approval TEXT",)
 
+#: v12 -> v13, the same on both databases: where in its parent a child run was started.
+V13 = (
+    "ALTER TABLE runs ADD COLUMN parent_step INTEGER",
+    "ALTER TABLE runs ADD COLUMN parent_position INTEGER",
+)
+
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     tables_v1(SQLITE),
@@ -303,6 +314,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V10,
     tables_v11(SQLITE),
     steps_v12("json_object('answer', argument)"),
+    V13,
 )
 
 if len(MIGRATIONS) != SCHEMA_VERSION:

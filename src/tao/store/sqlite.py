@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tao.errors import StoreError
-from tao.paths import default_db_path, private_dir, private_open, tighten
+from tao.paths import default_db_path, private_dir, tighten
 from tao.store.base import Store
 from tao.store.schema import (
     SCHEMA_VERSION,
@@ -90,10 +90,19 @@ class _Checkpointer:
 def _owner_only(path: Path) -> None:
     """The run log file made 0600 before SQLite opens it, and its ``-wal``/``-shm``
     tightened if an older tao left them readable: SQLite creates those two with the
-    log's own permissions, so a 0600 log keeps them owner-only whatever the umask."""
+    log's own permissions, so a 0600 log keeps them owner-only whatever the umask.
+
+    An existing log is never opened here, only stat'ed and chmod'ed: closing any
+    descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+    included. A second store opened while the first was live would leave that one
+    without its locks; another process closing the log would then take itself for the
+    last one and delete the WAL under it, and the first store's later writes were lost
+    (``disk I/O error`` on the next open)."""
     try:
-        os.close(private_open(path, os.O_RDWR | os.O_CREAT))
-        for suffix in ("-wal", "-shm", "-journal"):
+        if not path.exists():
+            with suppress(FileExistsError):
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        for suffix in ("", "-wal", "-shm", "-journal"):
             with suppress(FileNotFoundError):
                 tighten(f"{path}{suffix}")
     except OSError:

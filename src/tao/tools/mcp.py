@@ -46,6 +46,7 @@ from tao.errors import InternalError, ToolError
 from tao.lookalikes import name_problem
 from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
 from tao.sandbox import must_confine as sandbox_ready
+from tao.sandbox.protected import Sweep
 from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Tool
 from tao.tools.mcp_tool import (
@@ -118,6 +119,8 @@ class McpServer:
         self._client: Client | None = None
         self._wire_tools: list[WireTool] = []
         self._closed = False
+        #: Set by :meth:`stdio` for a server given writable folders (SPEC S10).
+        self.sweep: Sweep | None = None
         self._lost = ""  # why a live connection ended, for the next call's error
         self._thread.start()
         self._task: asyncio.Task[None] | None = None
@@ -163,7 +166,9 @@ class McpServer:
         if not argv:
             raise McpError("empty MCP server command")
         label = shlex.join(argv)
-        spawn = _spawn_command(argv, env, cwd, sandbox or Sandbox(limits=SERVER_LIMITS), label)
+        sandbox = sandbox or Sandbox(limits=SERVER_LIMITS)
+        sweep = Sweep(sandbox.writable, "mcp", "the MCP server") if sandbox.writable else None
+        spawn = _spawn_command(argv, env, cwd, sandbox, label)
 
         def connect(errlog: TextIO) -> Client:
             from mcp import Client, StdioServerParameters
@@ -173,13 +178,15 @@ class McpServer:
             params = StdioServerParameters(command=program, args=args, env=child_env, cwd=cwd)
             return Client(stdio_client(params, errlog=errlog), read_timeout_seconds=call_timeout)
 
-        return cls(
+        server = cls(
             label,
             connect,
             prefix=prefix,
             connect_timeout=connect_timeout,
             call_timeout=call_timeout,
         )
+        server.sweep = sweep
+        return server
 
     @classmethod
     def http(
@@ -252,14 +259,28 @@ class McpServer:
             ) from None
 
     def call(self, name: str, arguments: JSONObject) -> str:
-        """Call a tool by its server-side name; ``isError`` results raise :class:`ToolError`."""
-        result = self._run(
-            lambda client: client.call_tool(name, arguments), self.call_timeout, name
-        )
-        text = result_text(result)
+        """Call a tool by its server-side name; ``isError`` results raise :class:`ToolError`.
+
+        A server given writable folders is swept after every call: what it planted there
+        that would run later outside the sandbox (``.git``, a virtual environment,
+        compiled Python) is removed, and the observation says so (SPEC S10)."""
+        try:
+            result = self._run(
+                lambda client: client.call_tool(name, arguments), self.call_timeout, name
+            )
+        except ToolError as error:
+            note = self._swept()
+            if note:
+                raise McpError(f"{error}{note}") from None
+            raise
+        text = result_text(result) + self._swept()
         if result.is_error:
             raise ToolError(text or f"{name} reported an error")
         return text
+
+    def _swept(self) -> str:
+        note = self.sweep() if self.sweep is not None else ""
+        return f"\n{note}" if note else ""
 
     def tools(self) -> list[Tool]:
         """The server's tools as tao tools, with protocol-safe names and declared effects.
@@ -322,9 +343,13 @@ class McpServer:
         return f" (server stderr: {' | '.join(tail[-lines:])})" if tail else ""
 
     def close(self) -> None:
-        """End the session, stop the server process (stdio) and the background thread."""
+        """End the session, stop the server process (stdio) and the background thread;
+        then sweep its writable folders a last time, now that nothing can re-make what
+        is removed (the SDK waits for the process to end)."""
         self._stop(cancel=False)
         self._errlog.close()
+        if self.sweep is not None:
+            self.sweep()
 
     def _stop(self, *, cancel: bool) -> None:
         """Leave the client from its own task; cancel it if it is stuck (e.g. mid-handshake).

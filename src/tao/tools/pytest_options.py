@@ -3,10 +3,11 @@
 ``run_tests`` executes the project's pytest configuration, which the model may have
 written. Options in ``addopts`` (and a few ini keys) can send reports anywhere on disk
 (``--junitxml=/home/u/.bashrc``), move pytest's temp or cache folder, or load a plugin
-by module name (``-p evil``), which is code execution that the approval of a test file
-never showed. The sandbox makes writes outside the project fail anyway; this check
-gives the model a clear reason instead of a confusing crash, and keeps the refusal
-when tao runs without a sandbox.
+by module name (``-p evil``, or a warning filter ``-W ignore::evil.Warn`` /
+``filterwarnings`` whose category lives in a project module), which is code execution
+that the approval of a test file never showed. The sandbox makes writes outside the
+project fail anyway; this check gives the model a clear reason instead of a confusing
+crash, and keeps the refusal when tao runs without a sandbox.
 
 Checked: ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]``
 and ``[tool.pytest]``), ``tox.ini`` (``[pytest]``) and ``setup.cfg`` (``[tool:pytest]``) in
@@ -16,6 +17,7 @@ every folder from the test file's up to the project root: more than pytest reads
 from __future__ import annotations
 
 import configparser
+import importlib.util
 import os
 import shlex
 import tomllib
@@ -34,8 +36,11 @@ PATH_OPTIONS = frozenset(
 PATH_KEYS = frozenset({"cache_dir", "log_file", "junit_xml", "pythonpath", "testpaths"})
 #: Options that import a module named in their value: a plugin by name.
 CODE_OPTIONS = frozenset({"-p", "--plugin", "--pdbcls"})
+#: Options whose value is a warning filter ``action:message:category:module:line``: a
+#: category ``pkg.mod.Name`` imports ``pkg.mod`` (as the ``filterwarnings`` ini key does).
+WARNING_OPTIONS = frozenset({"-W", "--pythonwarnings"})
 #: Options that take a value as the next word when not written with ``=``.
-_WITH_VALUE = PATH_OPTIONS | CODE_OPTIONS | {"-o", "--override-ini"}
+_WITH_VALUE = PATH_OPTIONS | CODE_OPTIONS | WARNING_OPTIONS | {"-o", "--override-ini"}
 
 
 def _ini_values(path: Path) -> Iterator[tuple[str, str]]:
@@ -54,7 +59,8 @@ def _ini_values(path: Path) -> Iterator[tuple[str, str]]:
             if isinstance(table, dict):
                 for key, value in table.items():
                     if isinstance(value, list):
-                        value = shlex.join(str(v) for v in value)
+                        joined = "\n".join if key == "filterwarnings" else shlex.join
+                        value = joined(str(v) for v in value)
                     if isinstance(value, str):
                         yield key, value
         return
@@ -80,12 +86,56 @@ def _config_files(root: Path, test: Path) -> Iterator[Path]:
 
 
 def _outside(root: Path, value: str) -> bool:
-    """Whether a path value (``xml:report.xml`` forms included) leaves the project."""
+    """Whether a path value (``xml:report.xml`` forms included) leaves the project, symlinks
+    followed: ``--junitxml=out/r.xml`` where ``out`` (or ``r.xml``) links to HOME leaves it."""
     value = value.split(":", 1)[1] if ":" in value and not value.startswith("/") else value
     if not value:
         return False
-    target = Path(os.path.normpath(root / os.path.expanduser(value)))
-    return target != root and root not in target.parents
+    real = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(root / os.path.expanduser(value)))
+    return target != real and real not in target.parents
+
+
+def _inside(root: Path, location: str | None) -> bool:
+    if not location:
+        return False
+    real, target = Path(os.path.realpath(root)), Path(os.path.realpath(location))
+    return target == real or real in target.parents
+
+
+def _project_module(root: Path, test: Path, category: str) -> str | None:
+    """The module a warning filter's ``category`` imports, when that is not the
+    installation's: not found by the interpreter, found inside the project, or shadowed by
+    a ``NAME.py``/``NAME/`` in a folder pytest puts on the import path (the test's folders
+    up to the project root). ``None``: a built-in or installed category."""
+    module = category.strip().rpartition(".")[0]
+    if not module:
+        return None  # a built-in warning class: nothing is imported
+    top = module.split(".")[0]
+    folder = test.parent
+    while folder == root or root in folder.parents:
+        if (folder / f"{top}.py").exists() or (folder / top).is_dir():
+            return module
+        folder = folder.parent
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: finds, executes nothing
+    except (ImportError, ValueError):
+        return module
+    if spec is None:
+        return module
+    places = [spec.origin, *(spec.submodule_search_locations or [])]
+    return module if any(_inside(root, place) for place in places) else None
+
+
+def _check_warning_filter(root: Path, test: Path, where: str, value: str) -> None:
+    parts = value.split(":")
+    module = _project_module(root, test, parts[2]) if len(parts) > 2 else None
+    if module is not None:
+        raise ToolError(
+            f"run_tests refuses {where}: the warning filter {value.strip()!r} imports "
+            f"{module!r}, a module that is not installed, to find its category: code loaded "
+            "by name; use a built-in or installed warning class"
+        )
 
 
 def _words(addopts: str) -> list[str]:
@@ -95,7 +145,9 @@ def _words(addopts: str) -> list[str]:
         return addopts.split()
 
 
-def _check_option(root: Path, where: str, name: str, value: str) -> None:
+def _check_option(root: Path, test: Path, where: str, name: str, value: str) -> None:
+    if name in WARNING_OPTIONS:
+        _check_warning_filter(root, test, where, value)
     if name in CODE_OPTIONS and not value.startswith("no:"):
         raise ToolError(
             f"run_tests refuses {where}: {name} {value} loads a module by name as a plugin; "
@@ -108,18 +160,41 @@ def _check_option(root: Path, where: str, name: str, value: str) -> None:
         )
     if name in ("-o", "--override-ini"):
         key, _, setting = value.partition("=")
-        _check_key(root, where, key.strip(), setting.strip())
+        _check_key(root, test, where, key.strip(), setting.strip())
 
 
-def _check_key(root: Path, where: str, key: str, value: str) -> None:
+def _check_key(root: Path, test: Path, where: str, key: str, value: str) -> None:
+    if key == "filterwarnings":
+        for line in value.splitlines():
+            if line.strip():
+                _check_warning_filter(root, test, where, line)
     if key in PATH_KEYS and any(_outside(root, word) for word in _words(value)):
         raise ToolError(
             f"run_tests refuses {where}: {key} = {value} points outside the project; "
             "pytest may only write inside it"
         )
+    archive = next((w for w in _words(value) if _a_file(root, test, w)), None)
+    if key == "pythonpath" and archive is not None:
+        raise ToolError(
+            f"run_tests refuses {where}: pythonpath = {archive} is a file, which Python "
+            "imports code from as a zip archive whatever its name, unseen by the check of "
+            "the project's code; name a folder"
+        )
 
 
-def _check_addopts(root: Path, where: str, addopts: str) -> None:
+def _a_file(root: Path, test: Path, word: str) -> bool:
+    """Whether ``word`` names an existing file (not a folder), read relative to the
+    project root or any folder from the test's up to it (where a config file may be)."""
+    folder = test.parent
+    while True:
+        if os.path.isfile(os.path.join(folder, os.path.expanduser(word))):
+            return True
+        if folder == root or root not in folder.parents:
+            return os.path.isfile(os.path.join(root, word))
+        folder = folder.parent
+
+
+def _check_addopts(root: Path, test: Path, where: str, addopts: str) -> None:
     words = _words(addopts)
     index = 0
     while index < len(words):
@@ -137,7 +212,7 @@ def _check_addopts(root: Path, where: str, addopts: str) -> None:
                 continue
         else:
             continue
-        _check_option(root, where, name, value)
+        _check_option(root, test, where, name, value)
 
 
 #: pytest's short options that take a value (``-k EXPR``, ``-pNAME``, ``-qp NAME``).
@@ -164,8 +239,8 @@ def check_pytest_config(root: Path, test: Path) -> None:
         where = f"an option in {path.relative_to(root).as_posix()}"
         for key, value in _ini_values(path):
             if key == "addopts":
-                _check_addopts(root, where, value)
+                _check_addopts(root, test, where, value)
             elif key in ("required_plugins", "plugins"):
                 continue  # listing requirements loads nothing by itself
             else:
-                _check_key(root, where, key, value)
+                _check_key(root, test, where, key, value)

@@ -34,6 +34,7 @@ from tao.sandbox import Sandbox, SandboxUnavailable, confine, must_confine
 from tao.sandbox.children import kill_group, tracked
 from tao.sandbox.command import NotConfinable
 from tao.sandbox.environment import child_environment
+from tao.sandbox.protected import Sweep
 from tao.tools.base import Tool, make_tool
 from tao.tools.fingerprint import CodeGate
 from tao.tools.limits import remaining_s
@@ -128,10 +129,35 @@ def test_file(root: Path, raw: str) -> ProjectPath:
 
 #: Runs the real pytest: imported from the isolated interpreter's own path first, then the
 #: project folder (cwd) joins the import path at its *end*, so project modules import but
-#: cannot shadow pytest, its plugins or the standard library.
-PYTEST_LAUNCHER = (
-    "import os, sys, pytest; sys.path.append(os.getcwd()); sys.exit(int(pytest.main()))"
-)
+#: cannot shadow pytest, its plugins or the standard library. Plugins pytest loads by entry
+#: point (``pytest11``) come only from the installation: the distributions are listed
+#: before the project joins the path, and pytest sees only those until its plugins are
+#: loaded (a ``*.dist-info``/``*.egg-info`` in the project or a ``pythonpath =`` folder
+#: would otherwise load a plugin by name, SPEC S11). Only the named test file's tests run
+#: (the last argument): a configuration's ``addopts = docs --doctest-glob=*.md`` would
+#: otherwise execute doctests in data files the code fingerprint never covers, so every
+#: other collected item is deselected before anything runs (SPEC S11).
+PYTEST_LAUNCHER = """import importlib.metadata as metadata, os, sys, pytest
+installed, everywhere = list(metadata.distributions()), metadata.distributions
+def only_installed(**query):
+    return everywhere(**query) if query else iter(installed)
+class OnlyNamed:
+    def __init__(self, path):
+        self.path = os.path.realpath(path)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_load_initial_conftests(self):
+        metadata.distributions = everywhere
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        named = os.path.realpath
+        other = [item for item in items if named(str(item.path)) != self.path]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [item for item in items if named(str(item.path)) == self.path]
+metadata.distributions = only_installed
+sys.path.append(os.getcwd())
+sys.exit(int(pytest.main(sys.argv[1:], plugins=[OnlyNamed(sys.argv[-1])])))
+"""
 
 
 def _command(
@@ -163,8 +189,10 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     check_pytest_config(root, target.absolute)
     left = remaining_s()
     timeout_s = timeout_s if left is None else min(timeout_s, left)
+    sandbox = sandbox or Sandbox()
+    sweep = Sweep(sandbox.writable, "run_tests", "the tests")
     with tempfile.TemporaryDirectory(prefix="tao-tests-") as scratch:
-        command, env, note = _command(root, shown, sandbox or Sandbox(), scratch)
+        command, env, note = _command(root, shown, sandbox, scratch)
         try:
             process = subprocess.Popen(  # a fixed command; the path comes after --
                 command,
@@ -186,6 +214,8 @@ def run_pytest(root: Path, raw: str, timeout_s: float, sandbox: Sandbox | None =
     output = reader.text().rstrip("\n")
     if note is not None:
         output += f"\n[run_tests: note: {note}]"
+    removed = sweep(root)  # after pytest and all it started have ended (SPEC S10)
+    output += f"\n{removed}" if removed else ""
     return f"{output}\n{_summary(shown, output, timed_out, code, timeout_s)}".lstrip("\n")
 
 

@@ -59,6 +59,10 @@ class ShownCall:
     warning: str | None
     #: How many values were hidden from the arguments and preview.
     hidden: int
+    #: The child run that holds the call, when a child run paused this one (issue 31).
+    child_run: str | None = None
+    #: Which of this run's calls started that child, in words.
+    origin: str | None = None
 
 
 def shown_call(call: PendingCall) -> ShownCall:
@@ -67,7 +71,10 @@ def shown_call(call: PendingCall) -> ShownCall:
     preview = None if call.preview is None else redact(call.preview)
     hidden = _hidden(call.arguments, arguments) + _hidden(call.preview, preview)
     shown = arguments if isinstance(arguments, dict) else {}
-    return ShownCall(call.id, call.tool, shown, call.effects, preview, call.warning, hidden)
+    child = call.child.run_id if call.child is not None else None
+    return ShownCall(
+        call.id, call.tool, shown, call.effects, preview, call.warning, hidden, child, call.origin
+    )
 
 
 def _hidden(before: JSON | None, after: JSON | None) -> int:
@@ -114,6 +121,9 @@ def pending_of(store: Store, result: RunResult) -> Pending | None:
         native = bool(reply.tool_calls)
         parsed = None if native else parse_reply(reply.text, labels_for(result.lang))
         thought = reply.text.strip() or None if parsed is None else parsed.thought
+    held = [call for call in result.pending if call.child is not None and call.thought]
+    if held:  # a child run's call: the child's Thought says why (issue 31)
+        thought = held[0].thought
     return Pending(
         run_id=result.run_id,
         task=redact(result.task),

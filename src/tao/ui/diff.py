@@ -10,10 +10,17 @@ a diff of a file holding ``<script>`` shows the tag as text.
 from __future__ import annotations
 
 import re
-from html import escape
+from html import escape as _html_escape
+
+from tao.format import terminal_safe
 
 #: A hunk header: ``@@ -1,3 +1,4 @@``.
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+
+
+def escape(text: str) -> str:
+    """HTML-escaped, controls and bidi characters shown as escapes (as :func:`tao.ui.pages.e`)."""
+    return _html_escape(terminal_safe(text))
 
 
 def is_diff(text: str) -> bool:

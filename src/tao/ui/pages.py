@@ -28,6 +28,7 @@ from tao.format import (
     run_costs,
     status_word,
     step_costs,
+    terminal_safe,
 )
 from tao.protocol.labels import Labels
 from tao.redact.marker import hidden_note
@@ -38,15 +39,17 @@ from tao.ui.diff import text_block
 
 if TYPE_CHECKING:  # rendered here, read from the run log by the callers
     from tao.store.query import RunSummary
-    from tao.ui.approval import Pending
+    from tao.ui.approval import Pending, ShownCall
 
 #: Statuses whose page keeps listening for news.
 LIVE_STATUSES = frozenset({Status.RUNNING, Status.AWAITING_APPROVAL})
 
 
 def e(text: object) -> str:
-    """Escape anything for HTML text and attribute values (quotes included)."""
-    return escape(str(text), quote=True)
+    """Escape anything for HTML text and attribute values (quotes included), with control,
+    bidi and invisible-direction characters shown as escapes (``\\u202e``), as on the
+    terminal: a bidi override in a thought would otherwise reorder what the page shows (S9)."""
+    return escape(terminal_safe(str(text)), quote=True)
 
 
 def run_url(run_id: str, suffix: str = "") -> str:
@@ -144,6 +147,7 @@ def approval_card(item: Pending, *, csrf: str, link: bool = False) -> str:
         f'<div class="call" data-call="{e(call.id)}"><span class="effects">'
         f"{e(_effects(call.effects))}</span>"
         f'<code class="action">{e(format_call(call.tool, None, call.arguments))}</code></div>'
+        + _origin(call)
         + (f'<p class="interrupted">{e(call.warning)}</p>' if call.warning else "")
         + (text_block(call.preview, "preview") if call.preview else "")
         + (f'<p class="hidden-note">{e(hidden_note(call.hidden))}</p>' if call.hidden else "")
@@ -213,7 +217,7 @@ def run_body(
     <span><span class="k">model</span> {e(result.model)}</span>
     <span><span class="k">lang</span> {e(result.lang)}</span>
     <span><span class="k">started</span> {e(format_time(result.started_at))}</span>
-    {_parent(result.parent_id)}</div>
+    {_parent(result.parent_id, result.parent_step)}</div>
   {_eval_head(result.config)}
   <div class="cost">{e(cost)}</div>
 </section>"""
@@ -231,13 +235,24 @@ def run_body(
     return "\n".join(parts)
 
 
-def _parent(parent_id: str | None) -> str:
-    """A follow-up links to the run whose conversation it continues (``tao run --continue``)."""
+def _parent(parent_id: str | None, step: int | None) -> str:
+    """A follow-up links to the run whose conversation it continues (``tao run --continue``),
+    a child run (``Agent.as_tool``) to the run and step whose call started it."""
     if parent_id is None:
         return ""
+    link = f'<a href="{e(run_url(parent_id))}"><code>{e(parent_id)}</code></a>'
+    if step is not None:
+        return f'<span class="parent"><span class="k">child of</span> {link}, step {step}</span>'
+    return f'<span class="parent"><span class="k">continues</span> {link}</span>'
+
+
+def _origin(call: ShownCall) -> str:
+    """A call that waits in a child run names it, linked (issue 31)."""
+    if call.child_run is None or call.origin is None:
+        return ""
     return (
-        f'<span class="parent"><span class="k">continues</span> '
-        f'<a href="{e(run_url(parent_id))}"><code>{e(parent_id)}</code></a></span>'
+        f'<p class="origin">{e(call.origin)} '
+        f'(<a href="{e(run_url(call.child_run))}">open the child run</a>)</p>'
     )
 
 

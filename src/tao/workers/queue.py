@@ -2,7 +2,7 @@
 
 A submitted run is a row of the run log with status ``queued`` (its task and
 :class:`~tao.state.config.RunConfig`, no step) and a DBOS workflow of the same id on a
-DBOS queue, whose one step continues the run through tao's resume. DBOS keeps its own
+DBOS queue, which continues the run through tao's resume. DBOS keeps its own
 tables (schema ``dbos``) in the run log's database: ``TAO_DATABASE_URL``'s PostgreSQL,
 or ``$TAO_HOME/queue.sqlite`` beside the SQLite run log on one machine.
 

@@ -4,10 +4,10 @@ The mapping (docs/architecture.md, "Runs on a queue"):
 
 - a run is a DBOS workflow on a DBOS queue; its id is the run id (``RUN_ID.N`` once the run
   was decided after a pause), its one argument the run id;
-- the workflow's one step continues the run exactly as ``tao resume`` does: it takes the
-  run's lease, reads its last checkpoint, and the journal decides what is done again (a
-  side effect cut short goes to a person, a read-only call is redone, nothing twice). DBOS
-  records no step inside a run: tao's run log is the one source of truth for steps;
+- the workflow itself (no DBOS step inside) continues the run exactly as ``tao resume``
+  does: it takes the run's lease, reads its last checkpoint, and the journal decides what
+  is done again (a side effect cut short goes to a person, a read-only call is redone,
+  nothing twice). DBOS records no step of a run: tao's run log is the one source of truth;
 - a run that pauses (``awaiting_approval``) or ends ends its workflow; a decision puts it
   back on the queue (:func:`tao.workers.queue.enqueue`);
 - a worker that dies leaves its workflows ``PENDING`` under its executor id
@@ -96,7 +96,7 @@ class Worker:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._held: dict[str, RunHandle] = {}
-        self._busy = 0  # steps inside continue_run now
+        self._busy = 0  # workflows inside continue_run now
         self._parked = 0  # of which stopped for good (handed back on exit)
 
     # -- serving ---------------------------------------------------------------------------
@@ -118,6 +118,10 @@ class Worker:
                 "application_version": APP_VERSION,
                 "executor_id": self.id,
                 "log_level": "WARNING",
+                # DBOS pings each pooled connection before every transaction (a round trip
+                # each); a dropped connection is seen by the statement itself, and DBOS's
+                # own retry takes a fresh one.
+                "db_engine_kwargs": {"pool_pre_ping": False},
             }
         )
         DBOS.listen_queues([self.queue])
@@ -161,7 +165,7 @@ class Worker:
     # -- one run ---------------------------------------------------------------------------
 
     def continue_run(self, run_id: str) -> str:
-        """The workflow's step: continue the run until it ends or pauses; its status."""
+        """The workflow's body: continue the run until it ends or pauses; its status."""
         with self._lock:
             self._busy += 1
         try:
@@ -179,7 +183,7 @@ class Worker:
         finally:
             with self._lock:
                 self._busy -= 1
-        return ""  # never reached: a parked step waits for the process to end
+        return ""  # never reached: a parked workflow waits for the process to end
 
     def _attempt(self, run_id: str) -> RunResult | str | None:
         """One go at the run: its result; ``None`` while another process holds it; the
@@ -284,17 +288,15 @@ def _hand_back(executor_ids: list[str]) -> None:
     DBOS._recover_pending_workflows(executor_ids)
 
 
-def _continue(run_id: str) -> str:
+@DBOS.workflow(name=WORKFLOW)
+def _run(run_id: str) -> str:
+    """A run on the queue: continued through tao's resume, in the workflow itself.
+
+    No DBOS step inside: a step would only add two rows a run (its check before, its
+    output after) that nothing reads, since a recovered workflow runs this again and tao's
+    journal, not DBOS's replay, decides what is done again (a run that already ended
+    answers with its status)."""
     worker = _current
     if worker is None:
         raise RuntimeError("a tao run was dequeued outside a worker")
     return worker.continue_run(run_id)
-
-
-_continue_step = DBOS.step(name="tao.continue")(_continue)
-
-
-@DBOS.workflow(name=WORKFLOW)
-def _run(run_id: str) -> str:
-    """A run on the queue: one step, which continues it through tao's resume."""
-    return _continue_step(run_id)
