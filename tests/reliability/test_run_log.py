@@ -178,7 +178,7 @@ def test_a_schema_v2_log_is_migrated_and_its_steps_and_checkpoints_read_whole_R3
         store.save_state("v2", state)  # a resumed old run goes on in the new layout
         assert store.load_state("v2") == state
     version = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0]
-    assert version == SCHEMA_VERSION == 12
+    assert version == SCHEMA_VERSION == 13
 
 
 @pytest.mark.parametrize("steps", [1, 2])
