@@ -74,12 +74,27 @@ CLEAN = [
     f"Let me compute it.\n<tool_call>\n{CALL}\n</tool_call>",
     "The answer is 395.",
     "Sure: a joke about cats. <b>Why?</b> a < b, {braces} and ```fences``` are fine.",
+    'Sets { "a": 1 }, << and {{x}}, {"n": 2} and <tools> are prose.',
+    # text and then the call, bare: the shape the embedded model writes (issue 30)
+    f"Let me compute it. {CALL}",
+    f"I will use the calculator.\n{CALL}",
 ]
 MESSY = [
     # the shapes the embedded model wrote before the grammar held it (issue 30)
     f"{CALL} // This is the JSON object representing the function call",
     f"<tool_call>\n{CALL}\n</tool_call>\nThe result will be 395.",
-    f"Let me compute it. {CALL}",
+    f"Let me compute it. {CALL} Done.",
+    f"Let me compute it. {CALL}\n{CALL}",
+    # a call's JSON hidden in prose: the embedded model wrote the first one to get past
+    # a grammar that banned only '{"name"' exactly
+    'Result: 405.\n{"name ": "calculator", "arguments": {"expression": "17 * 23 + 4"}}',
+    'Say { "name": "calculator" } is a call.',
+    'Say {\n  "name": "calculator" } is a call.',
+    'Say {{"name": "calculator"}} is a call.',
+    'Say { {"name": "calculator"} is a call.',
+    'Say {"names": 1} or { "name ": 2}.',
+    "Text with a tag <t<tool_call> inside.",
+    "Text with a tag <<tool_call> inside.",
     f"Let me compute it.\n<tool_call>\n{CALL}\n</tool_call>\n<tool_call>\n{CALL}\n</tool_call>",
     "Text with a stray <tool_call> tag.",
     f" {CALL}",

@@ -81,6 +81,7 @@ def serve(model: StandIn) -> Running:
     return Running(make_app(model))
 
 
+PROSE = 'Sets { "a": 1 }, <t<o {{ and {"n": 2}. <tool\n{ "nam'
 #: What the grammar lets the model write, and what a client must get for it.
 SHAPES = [
     (CALL, None, ARGUMENTS),
@@ -89,6 +90,11 @@ SHAPES = [
     ('{"name": "calculator", "arguments": {"expression": "say \\"hi\\" {x}"}}', None,
      '{"expression": "say \\"hi\\" {x}"}'),
     ("The answer is 395.", "The answer is 395.", None),
+    # text then the bare call: what the embedded model writes through `tao run --protocol native`
+    (f"I will use the calculator.\nIt adds {{x}} and <b>.\n{CALL}",
+     "I will use the calculator.\nIt adds {x} and <b>.", ARGUMENTS),
+    # prose with braces and tags, cut short (max_tokens) where a call could have begun
+    (PROSE, PROSE, None),
 ]  # fmt: skip
 
 

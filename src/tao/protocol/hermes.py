@@ -10,14 +10,17 @@ allows exactly one of two things:
 * a call: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``, or the same
   JSON object bare (what the model writes when left alone), naming a tool of the request
   with arguments that match that tool's JSON schema (llama.cpp's own converter), and
-  nothing after it: generation ends at the closing tag;
-* plain text, which cannot begin as a call does (``{``, ``<``, a fence), never holds
-  ``{"name"`` (a call's JSON in prose) and holds ``<tool_call>`` only for one tagged call
-  at its very end.
+  nothing after it: generation ends at the call;
+* plain text, which cannot begin as a call does (``{``, ``<``, a fence), and never holds
+  ``{"name`` (blanks allowed after the brace) nor ``<tool_call>``, so no call's JSON can
+  hide in prose, followed by at most one call, tagged or bare.
 
-So the text before a call is the model's own words, never the call's JSON, and nothing
-comes after a call. With ``required`` (``tool_choice: "required"`` or a named function)
-only the call is allowed.
+So the text before a call is the model's own words, never the call's JSON, nothing comes
+after a call, and a reader finds the call where :func:`call_start` says. The bare call
+after text is allowed because a small model writes it so: when the grammar allowed only
+the tagged one there, the embedded model wrote ``{"name ": ...}`` (a blank inside the
+key) to get past the ban and lost the call. With ``required`` (``tool_choice:
+"required"`` or a named function) only the call is allowed.
 
     grammar = tool_call_grammar({"calculator": {"type": "object", ...}})
 """
@@ -25,12 +28,13 @@ only the call is allowed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 from tao.protocol.grammar import gbnf_literal
 from tao.state.jsontypes import JSON, JSONObject
 
-__all__ = ["CLOSE", "OPEN", "call_schema", "tool_call_grammar"]
+__all__ = ["CLOSE", "OPEN", "call_schema", "call_start", "held_tail", "tool_call_grammar"]
 
 #: The tags around a call, as the Hermes/Qwen templates write them.
 OPEN = "<tool_call>"
@@ -40,6 +44,34 @@ CLOSE = "</tool_call>"
 _LAX_CHAR = 'char ::= [^"\\\\]'
 _STRICT_CHAR = 'char ::= [^"\\\\\\x00-\\x1f]'
 _ANY_OBJECT: JSONObject = {"type": "object"}
+#: How a call's JSON begins after its brace; text may not hold it after a brace (not
+#: even as ``"name "`` or ``"names"``, so no misspelt key slips a call into prose).
+_NAME_KEY = '"name'
+_BLANKS = " \\t\\r\\n"
+_CALL_START = re.compile(r'<tool_call>|\{\s*"name')
+
+
+def _prefixes(word: str) -> str:
+    """A regex for any non-empty prefix of ``word``."""
+    return "|".join(re.escape(word[:size]) for size in range(len(word), 0, -1))
+
+
+#: A tail of text that may be the beginning of a call still being written.
+_PARTIAL_START = re.compile(rf"(?:{_prefixes(OPEN)}|\{{\s*(?:{_prefixes(_NAME_KEY)})?)$")
+
+
+def call_start(text: str) -> int:
+    """Where the call begins in a reply the grammar held (-1: no call); text before a
+    call cannot hold ``<tool_call>`` or a brace and ``"name``, so the first is the call."""
+    found = _CALL_START.search(text)
+    return found.start() if found else -1
+
+
+def held_tail(text: str) -> int:
+    """How many characters at the end of ``text`` may begin a call (so a stream holds
+    them back until the next piece says whether they are prose)."""
+    found = _PARTIAL_START.search(text)
+    return len(found.group(0)) if found else 0
 
 
 def call_schema(tools: Mapping[str, JSON]) -> JSONObject:
@@ -89,13 +121,17 @@ def _call_rules(tools: Mapping[str, JSON]) -> list[str]:
     return rules
 
 
-def _not_prefix(word: str) -> str:
+def _not_prefix(word: str, opener: str, first_also: str = "") -> str:
     """GBNF for a run of characters that does not begin ``word`` and stops where it turns
-    away from it (one character at least)."""
+    away from it (one character at least). The character that turns away is never
+    ``opener`` (the character before ``word``), which could begin ``word`` again: this is
+    what keeps ``<t<tool_call>`` or ``{{"name"`` out; ``first_also`` is kept out of the
+    first character too."""
     head = word[0]
+    mismatch = f"[^{head}{opener}{first_also}\\x00]"
     if len(word) == 1:
-        return f"[^{head}\\x00]"
-    return f"[^{head}\\x00] | {gbnf_literal(head)} ( {_not_prefix(word[1:])} )"
+        return mismatch
+    return f"{mismatch} | {gbnf_literal(head)} ( {_not_prefix(word[1:], opener)} )"
 
 
 def tool_call_grammar(tools: Mapping[str, JSON], *, required: bool = False) -> str:
@@ -108,13 +144,14 @@ def tool_call_grammar(tools: Mapping[str, JSON], *, required: bool = False) -> s
     ]
     if required:
         return "\n".join(["root ::= tool-call", *rules])
-    return "\n".join(["root ::= tool-call | free-text tagged-call?", *_TEXT, *rules])
+    return "\n".join(["root ::= tool-call | free-text tool-call?", *_TEXT, *rules])
 
 
 #: Text that is not a call: it cannot begin as a call does (``{``, ``<``, a fence) nor
-#: with a blank that could hide one, and never holds ``<tool_call>`` or ``{"name"``.
+#: with a blank that could hide one, and never holds ``<tool_call>`` nor a brace, blanks
+#: and ``"name``. Runs of ``<`` or ``{`` are one step, so ``<<`` and ``{{`` stay writable.
 _TEXT = (
-    'free-text ::= [^{<`\\x00 \\t\\r\\n] ( [^<{\\x00] | "<" not-open | "{" not-call )*',
-    f"not-open ::= {_not_prefix(OPEN[1:])}",
-    "not-call ::= " + _not_prefix('"name"'),
+    'free-text ::= [^{<`\\x00 \\t\\r\\n] ( [^<{\\x00] | "<"+ not-open | "{"+ not-call )*',
+    f"not-open ::= {_not_prefix(OPEN[1:], '<')}",
+    f"not-call ::= [{_BLANKS}]* ( {_not_prefix(_NAME_KEY, '{', _BLANKS)} )",
 )

@@ -5,10 +5,10 @@ This is what Hermes/Qwen chat templates do, done in Python so that it works thro
 
 * the tools go into the system message, as the template writes them (``<tools>`` JSON);
 * earlier calls become ``<tool_call>`` blocks, results ``<tool_response>`` user turns;
-* the reply is held by :func:`tao.protocol.hermes.tool_call_grammar` to one
-  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a tool of the
-  request with arguments of its schema, or plain text, and read back into OpenAI
-  ``tool_calls`` (content ``None``) or content.
+* the reply is held by :func:`tao.protocol.hermes.tool_call_grammar` to plain text,
+  one ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (or the bare JSON)
+  naming a tool of the request with arguments of its schema, or text and then such a
+  call, and read back into OpenAI ``tool_calls`` and content (the text, else ``None``).
 
     messages = prompt_messages(request.messages, request.tools)
     grammar = tool_call_grammar({tool.name: tool.parameters for tool in request.tools})
@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 
 from tao.models.base import FunctionCall, Message, ToolCallMessage, ToolSpec
-from tao.protocol.hermes import CLOSE, OPEN
+from tao.protocol.hermes import CLOSE, OPEN, call_start
 from tao.state.jsontypes import JSON
 
 __all__ = ["prompt_messages", "read_tool_calls"]
@@ -135,9 +135,9 @@ def _read_call(block: str, tool_names: set[str]) -> ToolCallMessage | None:
 
 def _constrained(text: str, tool_names: set[str]) -> tuple[str | None, list[ToolCallMessage]]:
     """A reply held by :func:`tao.protocol.hermes.tool_call_grammar`: a call, text and
-    then a tagged call, or text alone."""
+    then a call (tagged or bare), or text alone."""
     stripped = text.strip()
-    at = 0 if stripped.startswith("{") else stripped.find(OPEN)
+    at = call_start(stripped)
     if at < 0 or not stripped.endswith(("}", CLOSE)):
         return text, []  # text alone, or a call cut short by max_tokens
     block = stripped[at:]
@@ -162,8 +162,8 @@ def read_tool_calls(
     """The reply's prose and the calls it wrote: ``(content, tool_calls)``.
 
     ``constrained``: the reply was held by :func:`tao.protocol.hermes.tool_call_grammar`,
-    so it is one call (no content), text and then one tagged call (the text is the
-    content), or text alone, and is read exactly so; a call cut short by ``max_tokens``
+    so it is one call (no content), text and then one call, tagged or bare (the text is
+    the content), or text alone, and is read exactly so; a call cut short by ``max_tokens``
     comes back as text. Otherwise the reply is read
     leniently: the prompt asks for ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``,
     and small models sometimes write the same object in a fenced JSON block or bare, which

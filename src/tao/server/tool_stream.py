@@ -10,10 +10,12 @@ the text as it comes:
 * a reply that begins with ``{`` or ``<`` is a call (the grammar of
   :mod:`tao.protocol.hermes` allows nothing else to begin so): nothing of it is content;
   the call is announced once its name is written, then its arguments go out as written;
-* any other reply is content, sent as it comes, up to a ``<tool_call>`` tag, where the
-  call's pieces begin (the grammar allows one tagged call after text); for a model that
-  is not held by the grammar, text from a fenced block on is held back too, as it may
-  be a call the lenient reading takes.
+* any other reply is content, sent as it comes, up to where a call begins
+  (:func:`tao.protocol.hermes.call_start`: the grammar allows one call after text, tagged
+  or bare), where the call's pieces begin; a tail that may begin a call (``<tool``,
+  ``{"na``) waits for the next piece. For a model that is not held by the grammar, only
+  a ``<tool_call>`` tag begins a call in a stream, and text from a fenced block on is held
+  back too, as it may be a call the lenient reading takes.
 
 :meth:`ToolStream.finish` reconciles the pieces with the reply as
 :func:`tao.server.tool_prompt.read_tool_calls` reads it whole, so a stream and a plain
@@ -32,7 +34,7 @@ import uuid
 from collections.abc import Callable
 
 from tao.models.base import ToolCallMessage
-from tao.protocol.hermes import OPEN
+from tao.protocol.hermes import OPEN, call_start, held_tail
 from tao.server.wire import Delta, ToolCallDelta
 
 __all__ = ["ToolStream"]
@@ -114,16 +116,21 @@ class ToolStream:
         return self._call() if self.mode == "call" else self._content()
 
     def _content(self) -> list[Delta]:
-        sendable = self.text
-        if self.in_text:  # up to a call's tag (or fence), blanks held until text follows
-            sendable = _before_call(self.text, (OPEN,) if self.constrained else _CALL_STARTS)
+        sendable, begins = self.text, -1
+        if self.in_text and self.constrained:
+            begins = call_start(self.text)
+            sendable = self.text[:begins] if begins >= 0 else _less_tail(self.text)
+        elif self.in_text:
+            begins = self.text.find(OPEN)
+            sendable = _before_call(self.text, _CALL_STARTS)
+        if self.in_text:  # blanks held until text follows
             sendable = sendable.rstrip()
         deltas: list[Delta] = []
         if len(sendable) > len(self.sent_content):
             deltas.append({"content": sendable[len(self.sent_content) :]})
             self.sent_content = sendable
-        if self.in_text and OPEN in self.text:  # the text ends; its call begins
-            self.mode, self._call_from = "call", self.text.index(OPEN)
+        if begins >= 0:  # the text ends; its call begins
+            self.mode, self._call_from = "call", begins
             deltas += self._call()
         return deltas
 
@@ -178,6 +185,11 @@ class ToolStream:
                 continue
             deltas.append({"tool_calls": [self._announce(index, self.new_id(), name, arguments)]})
         return deltas
+
+
+def _less_tail(text: str) -> str:
+    """``text`` less a tail that may begin a call."""
+    return text[: len(text) - held_tail(text)]
 
 
 def _before_call(text: str, starts: tuple[str, ...]) -> str:
