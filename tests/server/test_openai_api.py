@@ -231,7 +231,12 @@ def test_native_protocol_run_through_the_server_L7(
         "395",
     )
     assert any(m.get("role") == "tool" for m in run["steps"][1]["model_input"])
-    assert all(s["kind"] != "parse_error" for s in run["steps"])
+    # No call reaches tao as text: the server's grammar makes every call structured. The
+    # grammar lets the model answer in plain text too (OpenAI's "auto"), which tao's loop
+    # refuses ("called no tool": it wants `finish`); seen: after the 395 observation the
+    # 1.5B model restated it in text until its steps ran out.
+    for step in run["steps"]:
+        assert step["kind"] != "parse_error" or "called no tool" in step["observation"], step
     # Whether a 1.5B model stops calling the calculator in time is its own business: it
     # either finishes with 395 or spends its steps, never errors (seen: 2-5 steps).
     allowed = {("finished", 0), ("finished", 5), ("max_steps", 3)}  # 5: a forced answer
