@@ -435,10 +435,10 @@ def _gated(
     change the code under a test run already let through. So a gated call beside calls
     with side effects asks too, naming them."""
     gated: dict[int, PendingCall] = {}
+    effects = sorted({r.tool.name for r in ready.values() if not r.tool.read_only})
     for i, r in ready.items():
         if r.tool.gate is not None and r.tool.read_only:
             why = approval_reason(r, run.approved)
-            effects = sorted({o.tool.name for o in ready.values() if not o.tool.read_only})
             if why is None and effects:
                 why = (
                     f"{r.tool.name} runs beside {', '.join(effects)} in the same reply, which "
