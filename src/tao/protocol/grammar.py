@@ -221,34 +221,3 @@ def check_grammar(text: str) -> None:
     if not sampler:
         raise ValueError("llama.cpp could not parse the GBNF grammar (details on stderr)")
     llama_cpp.llama_sampler_free(sampler)
-
-
-def tool_call_grammar(tool_names: Sequence[str], *, max_thought_chars: int = 300) -> str:
-    """GBNF for one Hermes/Qwen-style tool call, with a short reasoning line before it.
-
-    ``tao serve`` uses it for native tool calling, so a small model that would
-    otherwise describe a call in prose (``Tool call: calculator(...)``) can only
-    write ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a
-    tool of the request, with a JSON object as arguments, or a ``Final Answer:``
-    line (which tao reads as the answer, as it would from any provider).
-    """
-    names = " | ".join(gbnf_literal(f'"{name}"') for name in tool_names)
-    thought = _bounded("[^<\\n]", 1, max_thought_chars)
-    answer = _bounded("[^\\n]", 1, DEFAULT_MAX_ARGUMENT_CHARS)
-    return "\n".join(
-        [
-            "root ::= thought? ( call | answer )",
-            'call ::= "<tool_call>\\n{\\"name\\": " name ", \\"arguments\\": " object '
-            '"}\\n</tool_call>"',
-            f'answer ::= "Final Answer: " {answer}',
-            f'thought ::= {thought} "\\n"',
-            f"name ::= {names}",
-            'object ::= "{" ws ( member ( ws "," ws member )* )? ws "}"',
-            'member ::= string ws ":" ws value',
-            'value ::= object | array | string | number | "true" | "false" | "null"',
-            'array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"',
-            'string ::= "\\"" ( [^"\\\\\\x00-\\x1f] | "\\\\" ["\\\\/bfnrt] ){0,400} "\\""',
-            'number ::= "-"? [0-9]{1,20} ( "." [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,4} )?',
-            "ws ::= [ \\t\\n]{0,4}",
-        ]
-    )
