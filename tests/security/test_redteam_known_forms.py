@@ -163,3 +163,29 @@ def test_ordinary_text_is_untouched_while_values_are_known_S8() -> None:
     ]
     for text in texts:
         assert redact(text) == text
+
+
+#: A provider-shaped token (found by shape) and a secret-named variable's value (known).
+SHAPED = "ghp_" + "Ab3Xy9" * 6
+BAD_ARGUMENTS = {
+    "not an integer": ["run", "x", "--max-steps", "{secret}"],
+    "not a choice": ["runs", "export", "r1", "--format", "{secret}"],
+    "no such run": ["runs", "show", "{secret}"],
+    "not a number": ["run", "x", "--max-cost", "{secret}"],
+    "no such option": ["run", "x", "--{secret}"],
+}
+
+
+@pytest.mark.parametrize("secret", [SHAPED, VALUE])
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_a_secret_inside_a_bad_argument_is_not_echoed_by_the_cli_error_S8(
+    name: str, secret: str, tao_cli: Any
+) -> None:
+    """A key pasted in the wrong place (``--max-steps ghp_…``) is quoted back by click's
+    usage error; the real ``tao`` prints the error redacted, on stdout and stderr.
+    ``VALUE`` is known because it sits in a secret-named variable of tao's environment."""
+    args = [arg.format(secret=secret) for arg in BAD_ARGUMENTS[name]]
+    out = tao_cli(*args, env={"MY_API_TOKEN": VALUE})
+    assert out.returncode != 0
+    assert "Error" in out.stderr + out.stdout
+    assert secret not in out.stdout + out.stderr, out.stderr
