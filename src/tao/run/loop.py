@@ -593,6 +593,7 @@ def _model_request(
     return ModelRequest(
         messages=sent,
         tools=specs,
+        require_tool=any(spec.name == "finish" for spec in specs or ()),
         stop=stops(setup, index) if setup.send_stop else (),
         grammar=grammar,
         max_tokens=setup.config.max_reply_tokens,
