@@ -4,6 +4,8 @@
     python bench/file_tasks.py --only count    # one task
     python bench/file_tasks.py --json          # ... and a JSON summary as the last line
     python bench/file_tasks.py --label before  # a name for the variant in the table
+    python bench/file_tasks.py --set reworded  # the same six kinds, other words and files
+    python bench/file_tasks.py --set all       # both sets (twelve tasks)
 
 Each task gets a fresh temporary project folder with a few files, runs once with
 the ``files`` and ``write`` tools (every write approved), and is then judged by
@@ -93,6 +95,49 @@ TASKS: list[FileTask] = [
 ]
 
 
+#: The same six kinds in other words, with other files: a prompt tuned to the first set's
+#: phrasing must still carry over (the issue's report: "two rewordings failed the same way").
+REWORDED: list[FileTask] = [
+    FileTask(
+        "count-2",
+        "How many lines does todo.txt have? Save the number in lines.txt.",
+        {"todo.txt": "wash car\npay rent\nwater plants\nbook flights\n"},
+        _file_is("lines.txt", "4"),
+    ),
+    FileTask(
+        "copy-2",
+        "Put the first line of story.txt into first.txt.",
+        {"story.txt": "It was a dark night.\nThe wind howled.\n"},
+        _file_is("first.txt", "It was a dark night."),
+    ),
+    FileTask(
+        "sort-2",
+        "Write the words in fruits.txt to fruits_sorted.txt in alphabetical order, one per line.",
+        {"fruits.txt": "pear\napple\nfig\n"},
+        _file_is("fruits_sorted.txt", "apple\nfig\npear"),
+    ),
+    FileTask(
+        "find-2",
+        "There is exactly one Python file in this project. Write its path to where.txt.",
+        {"notes.md": "# notes\n", "lib/tool.py": "x = 1\n", "data/a.csv": "a\n1\n"},
+        _file_is("where.txt", "lib/tool.py", "tool.py"),
+    ),
+    FileTask(
+        "setting-2",
+        "What is the timeout in settings.toml? Write only that number to timeout.txt.",
+        {"settings.toml": '[server]\nname = "api"\ntimeout = 45\nretries = 3\n'},
+        _file_is("timeout.txt", "45"),
+    ),
+    FileTask(
+        "upper-2",
+        "Copy title.txt to loud.txt in upper case.",
+        {"title.txt": "quiet night\n"},
+        _file_is("loud.txt", "QUIET NIGHT"),
+    ),
+]
+SETS = {"core": TASKS, "reworded": REWORDED, "all": [*TASKS, *REWORDED]}
+
+
 def _accept(*_: object) -> bool:
     return True
 
@@ -141,6 +186,7 @@ def run_task(task: FileTask, model: object, max_steps: int) -> dict[str, object]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="task name (repeatable)")
+    parser.add_argument("--set", choices=sorted(SETS), default="core", help="which tasks")
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--label", default="current")
     parser.add_argument("--json", action="store_true")
@@ -148,7 +194,7 @@ def main() -> None:
     from tao.models.local import LocalModel
 
     model = LocalModel()
-    chosen = [t for t in TASKS if not args.only or t.name in args.only]
+    chosen = [t for t in SETS[args.set] if not args.only or t.name in args.only]
     rows = []
     for task in chosen:
         row = run_task(task, model, args.max_steps)

@@ -219,6 +219,7 @@ def test_a_v9_run_log_gains_the_column_and_its_paused_run_resumes(
     for column in later:
         db.execute(f"ALTER TABLE steps DROP COLUMN {column}")
     db.execute("ALTER TABLE steps RENAME COLUMN unparsed TO argument")  # v12's (issue 30)
+    db.execute("DROP INDEX runs_parent")  # v13's (issue 31), on the columns below
     for column in ("parent_step", "parent_position"):  # v13's (issue 31)
         db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     db.execute("PRAGMA user_version = 9")

@@ -59,6 +59,9 @@ def test_a_read_only_repeat_is_marked_and_answered_from_the_earlier_result_L12(
     assert (first.repeat_of, third.repeat_of) == (None, 1)
     assert "already called with these arguments in step 1" in (third.observation or "")
     assert "value of a" in (third.observation or "")
+    # It says what to do instead (issue 30: the embedded model re-read a file it had and
+    # never wrote): use the result and move on, not the same call again.
+    assert "Do not call it again" in (third.observation or "")
     assert result.status is Status.FINISHED
 
 

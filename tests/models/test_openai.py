@@ -455,3 +455,36 @@ def test_each_run_keys_the_prompt_cache_with_its_own_id(wire: Any) -> None:
     request = ModelRequest(messages=[{"role": "user", "content": "hi"}], cache_key="run-1")
     assert agent.model.complete(request).text == "fine"
     assert "prompt_cache_key" not in wire.bodies[-1]
+
+
+def test_a_native_run_requires_a_tool_call_and_a_server_may_refuse_it_L7(wire: Any) -> None:
+    """``finish`` is a tool in the native protocol, so every reply must call one: tao sends
+    ``tool_choice: "required"`` (a plain-text reply could only be answered "called no
+    tool"); a request without tools, or a text-protocol run, never carries it; a server
+    that refuses the field by name is asked again without it, and not again after."""
+    from tao.agent import Agent
+
+    wire.json(completion(None, [function("c1", '{"expression": "17 * 23 + 4"}')], "tool_calls"))
+    wire.json(completion(None, [function("c2", '{"answer": "395"}', "finish")], "tool_calls"))
+    agent = Agent("openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False)
+    assert agent.run("What is 17 * 23 + 4?").answer == "395"
+    assert [body.get("tool_choice") for body in wire.bodies] == ["required", "required"]
+
+    wire.json(completion("Thought: done\nAction: finish[4]"))
+    text = Agent(
+        "openai:gpt-4o-mini", ["calc"], base_url=f"{wire.base_url}/v1", record=False,
+        protocol="text",
+    )  # fmt: skip
+    assert text.run("2+2?").answer == "4"
+    assert "tool_choice" not in wire.bodies[-1] and "tools" not in wire.bodies[-1]
+
+    refused = {"error": {"message": "tool_choice 'required' is not supported by this server"}}
+    wire.json(refused, 400)
+    wire.json(completion(None, [function("c3", '{"answer": "4"}', "finish")], "tool_calls"))
+    wire.json(completion(None, [function("c4", '{"answer": "5"}', "finish")], "tool_calls"))
+    spec = ToolSpec("finish", "Finish.", {"type": "object", "properties": {}})
+    request = ModelRequest(messages=QUESTION, tools=[spec], require_tool=True)
+    model = OpenAIModel("m", base_url=f"{wire.base_url}/v1", max_retries=0)
+    assert model.complete(request).tool_calls[0].arguments == {"answer": "4"}
+    assert model.complete(request).tool_calls[0].arguments == {"answer": "5"}
+    assert [b.get("tool_choice") for b in wire.bodies[-3:]] == ["required", None, None]

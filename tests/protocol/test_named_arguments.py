@@ -80,3 +80,49 @@ def test_the_grammar_makes_a_tool_of_several_parameters_take_them_by_name(tmp_pa
     assert 'args-0 ::= "path=" qstr ", content=" qstr' in grammar
     pytest.importorskip("llama_cpp")
     check_grammar(grammar)
+
+
+def test_the_grammar_keeps_a_path_argument_free_of_glued_text(tmp_path: Path) -> None:
+    """``read_file[poem.txt, line=2]`` names no file: a tool of one path parameter takes it by
+    name or bare, and a bare path cannot hold ``,``, ``=`` or ``:``. A tool whose one
+    parameter is no path keeps its free argument (a search may hold commas)."""
+    tools = [*file_tools(tmp_path), *write_tools(tmp_path), calculator_tool()]
+    paths = [t.name for t in tools if len(t.param_names) == 1 and t.path_params]
+    assert sorted(paths) == ["delete_file", "list_files", "read_file"]
+    grammar = react_grammar(
+        get_labels("en"),
+        [t.name for t in tools],
+        schemas={t.name: t.schema for t in tools},
+        paths=paths,
+    )
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    read_rule = next(r for r in rules["action"].split(" | ") if r.startswith('"read_file['))
+    assert rules[read_rule.split()[1]] == '"path=" qstr | path-text'
+    assert rules["path-text"] == "[^\\n\\],=:]{0,200}"
+    assert rules["tool"] == '"calculator" | "finish"'  # free argument: tool "[" argument "]"
+    pytest.importorskip("llama_cpp")
+    check_grammar(grammar)
+
+
+def test_a_run_on_a_grammar_backend_gets_the_path_rules(tmp_path: Path) -> None:
+    """The loop's setup hands the path tools to the grammar (what the embedded model gets)."""
+    from tao import Agent
+    from tao.models.base import ModelReply, ModelRequest
+
+    seen: list[str] = []
+
+    class GrammarModel:
+        name = "grammar-test"
+        supports_stop = supports_grammar = True
+        supports_tools = False
+
+        def complete(self, request: ModelRequest, on_text: object = None) -> ModelReply:
+            seen.append(request.grammar or "")
+            return ModelReply(text="Thought: done.\nAction: finish[ok]")
+
+        async def acomplete(self, request: ModelRequest, on_text: object = None) -> ModelReply:
+            return self.complete(request)
+
+    agent = Agent(GrammarModel(), file_tools(tmp_path), record=False)  # type: ignore[arg-type]
+    assert agent.run("x").answer == "ok"
+    assert '"read_file[" args-' in seen[0] and "path-text ::=" in seen[0]

@@ -335,3 +335,47 @@ def test_a_client_leaving_a_stream_stops_the_model_and_frees_the_line() -> None:
             reply = json_post(running.port, CHAT, GOOD)
     assert reply.status == 200, reply.text
     assert time.monotonic() - started < 5
+
+
+def _post_and_leave(port: int, body: bytes, *, after: float) -> None:
+    """Send a chat request, wait ``after`` seconds, and close the connection unanswered."""
+    head = (f"POST {CHAT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+        conn.sendall(head + body)
+        time.sleep(after)
+
+
+def test_a_client_leaving_a_plain_request_stops_the_model_and_frees_the_line() -> None:
+    """Issue 30: not streamed, a hung-up request stopped the model only at the end of its
+    reply. Now it stops at the next piece of text and the next client is served at once."""
+    model = CountingModel(delay=0.1, pieces=100)  # 10 s if nobody stopped it
+    with Running(make_app(model, max_waiting=0)) as running:
+        _post_and_leave(running.port, GOOD, after=0.5)  # the model is generating
+        started = time.monotonic()
+        model.pieces = 1
+        reply = json_post(running.port, CHAT, GOOD)
+        while reply.status == 429 and time.monotonic() - started < 5:
+            time.sleep(0.1)
+            reply = json_post(running.port, CHAT, GOOD)
+    assert reply.status == 200, reply.text
+    assert time.monotonic() - started < 5
+    assert len(model.calls) == 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_leaving_while_it_waits_never_reaches_the_model(stream: bool) -> None:
+    """A request whose client hung up while it waited for the model is dropped when its
+    turn comes, instead of generating for nobody."""
+    model = CountingModel(delay=0.1, pieces=20)  # the first call holds the model 2 s
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": stream}).encode()
+    with Running(make_app(model, max_waiting=4)) as running:
+        first = threading.Thread(target=json_post, args=(running.port, CHAT, GOOD))
+        first.start()
+        time.sleep(0.3)
+        _post_and_leave(running.port, body, after=0.3)  # waits behind the first, then leaves
+        first.join(30)
+        model.pieces = 1
+        reply = json_post(running.port, CHAT, GOOD)
+    assert reply.status == 200, reply.text
+    assert len(model.calls) == 2, [len(call.messages) for call in model.calls]

@@ -163,3 +163,14 @@ def test_the_old_logs_runs_are_no_child_runs_and_a_new_child_is_recorded_as_one(
         assert store.child_run(FINISHED, 2, 0) is None
         read = store.get_run("child-of-finished")
     assert (read.parent_id, read.parent_step, read.parent_position) == (FINISHED, 2, 1)
+    # The lookup a resumed parent makes is an index search, not a scan of every run.
+    plan = (
+        sqlite3.connect(old_log)
+        .execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE parent_id = ? AND parent_step = ? "
+            "AND parent_position = ? ORDER BY id DESC LIMIT 1",
+            (FINISHED, 2, 1),
+        )
+        .fetchall()
+    )
+    assert any("runs_parent" in str(row) for row in plan), plan

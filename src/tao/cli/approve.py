@@ -23,10 +23,9 @@ from tao.cli.ending import (
     sigterm_interrupts,
 )
 from tao.cli.settings import config_values, setting_options, split_options
-from tao.cli.terminal import echo
+from tao.cli.terminal import console, echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
-from tao.redact import redact
 from tao.redact.structured import redact_json
 from tao.store.factory import open_store
 
@@ -35,24 +34,27 @@ if TYPE_CHECKING:
 
 
 def _show_pending(run_id: str) -> None:
+    """The calls just decided, as ``tao run``'s prompt and ``tao runs show`` show them
+    (Thought, call, effects, the child run that holds it, the diff), redacted (S8)."""
     from tao.approval.decide import pending_calls
+    from tao.cli.render import render_pending
 
+    out = console()
     for waiting in pending_calls(run_id):
         call = waiting.call
-        if call.thought:
-            echo(f"  Thought: {redact(call.thought)}")
-        arguments = redact_json(call.arguments)  # as every other surface shows them (S8)
-        shown = ", ".join(
-            f"{key}={value!r}"
-            for key, value in (arguments if isinstance(arguments, dict) else {}).items()
+        arguments = redact_json(call.arguments)  # by key too, as every other surface (S8)
+        out.print(
+            render_pending(
+                call.tool,
+                arguments if isinstance(arguments, dict) else {},
+                call.effects,
+                call.preview,
+                call.id,
+                call.warning,
+                call.thought,
+                call.origin,
+            )
         )
-        echo(f"  [{call.id}] {call.tool}({shown})  ({', '.join(call.effects)})")
-        if call.origin:  # a child run's call: the person deciding knows whose it is
-            echo(f"    {call.origin}")
-        if call.warning:
-            echo(f"    {call.warning}")
-        if call.preview:
-            echo("    " + redact(call.preview).replace("\n", "\n    "))
 
 
 _CALL_OPTION = click.option(

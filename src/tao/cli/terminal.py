@@ -29,6 +29,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 
 from tao.format import TERMINAL_ESCAPES, terminal_safe
+from tao.redact.known import remember_environment
+from tao.redact.scan import redact
 
 __all__ = ["EscapingGroup", "SafeConsole", "console", "echo", "echo_json", "json_safe"]
 
@@ -116,5 +118,8 @@ class EscapingGroup(click.Group):
 
 def _escape(error: click.ClickException) -> None:
     # ``message`` is typed Final by click; it is a plain attribute, and click's ``show``
-    # (and ``format_message`` of every subclass) reads it
-    vars(error)["message"] = terminal_safe(error.message)
+    # (and ``format_message`` of every subclass) reads it. It may quote a bad argument
+    # verbatim (``--max-steps ghp_…``: "… is not a valid integer"), so it is redacted too;
+    # a usage error may come before a run registers tao's secret-named variables.
+    remember_environment(())
+    vars(error)["message"] = terminal_safe(redact(error.message))

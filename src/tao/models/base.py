@@ -57,6 +57,10 @@ class ModelRequest:
     messages: Sequence[Message]
     #: Native tool calling: the tools the model may call; ``None`` for the text protocol.
     tools: Sequence[ToolSpec] | None = None
+    #: Native tool calling: the reply must call one of ``tools`` (OpenAI's ``tool_choice:
+    #: "required"``). tao's native loop asks for it, since ``finish`` is a tool there and a
+    #: reply in plain text is a mistake it can only answer with "called no tool".
+    require_tool: bool = False
     #: Stop sequences; a backend that does not honour them leaves the cut to the loop (L3).
     stop: Sequence[str] = ()
     #: A GBNF grammar for backends that constrain decoding (the embedded model).

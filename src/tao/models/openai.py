@@ -81,6 +81,9 @@ class OpenAIModel(sdk.SdkModel["AsyncOpenAI"]):
                 }
                 for t in request.tools
             ]
+            if request.require_tool and "tool_choice" not in self.refused:
+                kwargs["tool_choice"] = "required"
+                uses.append("tool_choice")
         if request.timeout_s is not None:
             kwargs["timeout"] = request.timeout_s
         if request.cache_key and "prompt_cache_key" not in self.refused:

@@ -13,7 +13,7 @@ of the answer line), so the model cannot invent its own Observation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from tao.protocol.labels import Labels
 from tao.state.jsontypes import JSONObject
@@ -60,6 +60,7 @@ def react_grammar(
     max_argument_chars: int | None = DEFAULT_MAX_ARGUMENT_CHARS,
     answer_schema: JSONObject | None = None,
     schemas: Mapping[str, JSONObject] | None = None,
+    paths: Collection[str] = (),
 ) -> str:
     """Return the GBNF grammar for one ReAct step in the language of ``labels``.
 
@@ -67,14 +68,13 @@ def react_grammar(
     parameters take them by name, ``write_file[path="a.txt", content="3"]``: its required
     parameters in order, then any optional ones, strings quoted (issue 30: a small model
     otherwise writes ``write_file[a.txt, 3]``, which binds to nothing). A tool of one
-    parameter keeps the free argument.
+    parameter keeps the free argument, unless it is in ``paths`` (see :func:`_keyed_rules`).
 
     With ``answer_schema`` (typed answers, SPEC L13) the answer, in ``finish[...]`` or
     on the answer line, can only be JSON matching it (llama.cpp's own converter).
 
-    ``tool_names`` are the tools of this run; ``finish`` is always added.
-    With ``require_thought=False`` (the paper's *Act* strategy) the reply is
-    just the action or answer line.
+    ``tool_names`` are the tools of this run; ``finish`` is always added. With
+    ``require_thought=False`` (the paper's *Act* strategy) the reply is the action or answer.
 
     ``max_thought_chars`` and ``max_argument_chars`` bound the free text (the
     answer line shares the argument bound); ``None`` leaves it unbounded. The
@@ -98,7 +98,7 @@ def react_grammar(
     if typed:
         names.remove("finish")
         tools = " | ".join(gbnf_literal(n) for n in names)
-    keyed = _keyed_rules(names, schemas or {}, max_argument_chars)
+    keyed = _keyed_rules(names, schemas or {}, max_argument_chars, paths)
     if keyed:
         plain = [n for n in names if n not in keyed[0]]
         calls = ['tool "[" argument "]"'] if plain else []
@@ -134,15 +134,30 @@ def react_grammar(
 
 
 def _keyed_rules(
-    names: list[str], schemas: Mapping[str, JSONObject], max_chars: int | None
+    names: list[str],
+    schemas: Mapping[str, JSONObject],
+    max_chars: int | None,
+    paths: Collection[str] = (),
 ) -> tuple[dict[str, str], list[str]]:
     """The arguments rule of each tool of several parameters (by tool name), and the rules
-    themselves: required parameters in order, then each optional one, ``name=value``."""
+    themselves: required parameters in order, then each optional one, ``name=value``.
+
+    A tool in ``paths`` (one parameter, a project path) takes ``path="..."`` or a bare path
+    without ``,``, ``=`` or ``:``: the embedded model otherwise glues a line number or a
+    keyword to the path (``read_file[poem.txt, line=2]``), which names no file.
+    """
     rules: dict[str, str] = {}
     lines: list[str] = []
     for name in names:
         properties = schemas.get(name, {}).get("properties")
-        if name == "finish" or not isinstance(properties, dict) or len(properties) < 2:
+        if name == "finish" or not isinstance(properties, dict):
+            continue
+        if len(properties) == 1 and name in paths:
+            rules[name] = f"args-{len(rules)}"
+            key = gbnf_literal(f"{next(iter(properties))}=")
+            lines.append(f"{rules[name]} ::= {key} qstr | path-text")
+            continue
+        if len(properties) < 2:
             continue
         listed = schemas[name].get("required")
         required = [p for p in properties if isinstance(listed, list) and p in listed]
@@ -160,7 +175,12 @@ def _keyed_rules(
         *lines,
         f'qstr ::= "\\"" {_bounded(char, 0, max_chars)} "\\""',
         'value ::= qstr | "-"? [0-9]{1,15} ( "." [0-9]{1,10} )? | "True" | "False" | "None"',
+        "path-text ::= " + _bounded(_PATH_CHAR, 0, max_chars),
     ]
+
+
+#: A character of a bare path: no line break, no closing bracket, nothing that glues more.
+_PATH_CHAR = "[^\\n\\],=:]"
 
 
 def _value(schema: object) -> str:
@@ -201,34 +221,3 @@ def check_grammar(text: str) -> None:
     if not sampler:
         raise ValueError("llama.cpp could not parse the GBNF grammar (details on stderr)")
     llama_cpp.llama_sampler_free(sampler)
-
-
-def tool_call_grammar(tool_names: Sequence[str], *, max_thought_chars: int = 300) -> str:
-    """GBNF for one Hermes/Qwen-style tool call, with a short reasoning line before it.
-
-    ``tao serve`` uses it for native tool calling, so a small model that would
-    otherwise describe a call in prose (``Tool call: calculator(...)``) can only
-    write ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a
-    tool of the request, with a JSON object as arguments, or a ``Final Answer:``
-    line (which tao reads as the answer, as it would from any provider).
-    """
-    names = " | ".join(gbnf_literal(f'"{name}"') for name in tool_names)
-    thought = _bounded("[^<\\n]", 1, max_thought_chars)
-    answer = _bounded("[^\\n]", 1, DEFAULT_MAX_ARGUMENT_CHARS)
-    return "\n".join(
-        [
-            "root ::= thought? ( call | answer )",
-            'call ::= "<tool_call>\\n{\\"name\\": " name ", \\"arguments\\": " object '
-            '"}\\n</tool_call>"',
-            f'answer ::= "Final Answer: " {answer}',
-            f'thought ::= {thought} "\\n"',
-            f"name ::= {names}",
-            'object ::= "{" ws ( member ( ws "," ws member )* )? ws "}"',
-            'member ::= string ws ":" ws value',
-            'value ::= object | array | string | number | "true" | "false" | "null"',
-            'array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"',
-            'string ::= "\\"" ( [^"\\\\\\x00-\\x1f] | "\\\\" ["\\\\/bfnrt] ){0,400} "\\""',
-            'number ::= "-"? [0-9]{1,20} ( "." [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,4} )?',
-            "ws ::= [ \\t\\n]{0,4}",
-        ]
-    )

@@ -34,6 +34,10 @@ class _Phrases:
     finish_help: str
     call_form: str
     reminder: str
+    worked: tuple[str, str, str, str, str]
+    """A file task worked through (rule, task, three thoughts): shown when the run can
+    read and write files, since the embedded model otherwise reads the file again and again
+    and never writes (issue 30)."""
 
 
 _PHRASES: dict[str, _Phrases] = {
@@ -52,6 +56,13 @@ _PHRASES: dict[str, _Phrases] = {
         finish_help="finish the task with your answer",
         call_form="Tools with several arguments take keywords: {example}.",
         reminder="Your reply could not be used: {reason}. Reply in exactly this format:",
+        worked=(
+            "Tools only read and write. Counting, sorting or changing text you do yourself: spell the result out in your Thought, then write it. Example:",
+            "Write the numbers in a.txt, largest first, to b.txt.",
+            "I need the numbers in a.txt first.",
+            "The numbers are 4, 9 and 5. Largest first they are 9, 5, 4. I write them to b.txt, one per line.",
+            "b.txt holds the numbers largest first, the task is done.",
+        ),
     ),
     "tr": _Phrases(
         intro="Görevi Düşünce, Eylem ve Gözlem adımlarını tekrarlayarak çöz.",
@@ -68,6 +79,13 @@ _PHRASES: dict[str, _Phrases] = {
         finish_help="görevi cevabınla bitirir",
         call_form="Birden çok argüman alan araçlar anahtar kelimeyle çağrılır: {example}.",
         reminder="Yanıtın kullanılamadı: {reason}. Tam olarak şu biçimde yanıt ver:",
+        worked=(
+            "Araçlar yalnızca okur ve yazar. Saymayı, sıralamayı ya da metni değiştirmeyi kendin yaparsın: sonucu Düşünce içinde açıkça yaz, sonra dosyaya yaz. Örnek:",
+            "a.txt içindeki sayıları büyükten küçüğe b.txt dosyasına yaz.",
+            "Önce a.txt içindeki sayılar gerekli.",
+            "Sayılar 4, 9 ve 5. Büyükten küçüğe 9, 5, 4. Onları her satıra bir tane olacak şekilde b.txt dosyasına yazarım.",
+            "b.txt sayıları büyükten küçüğe içeriyor, görev bitti.",
+        ),
     ),
     "ar": _Phrases(
         intro="حلّ المهمة بتكرار خطوات الفكرة والإجراء والملاحظة.",
@@ -84,6 +102,13 @@ _PHRASES: dict[str, _Phrases] = {
         finish_help="ينهي المهمة بإجابتك",
         call_form="الأدوات ذات الوسائط المتعددة تُستدعى بأسماء الوسائط: {example}.",
         reminder="تعذّر استخدام ردّك: {reason}. ردّ بهذا التنسيق بالضبط:",
+        worked=(
+            "الأدوات تقرأ وتكتب فقط. العدّ والترتيب وتغيير النص تقوم بها بنفسك: اكتب النتيجة صراحةً في الفكرة، ثم اكتبها في الملف. مثال:",
+            "اكتب الأعداد الموجودة في a.txt من الأكبر إلى الأصغر في الملف b.txt.",
+            "أحتاج أولًا إلى الأعداد الموجودة في a.txt.",
+            "الأعداد هي 4 و9 و5. من الأكبر إلى الأصغر: 9، 5، 4. أكتبها في b.txt، عددًا في كل سطر.",
+            "يحتوي b.txt على الأعداد من الأكبر إلى الأصغر، وانتهت المهمة.",
+        ),
     ),
     "ja": _Phrases(
         intro="考え、行動、観察を繰り返してタスクを解いてください。",
@@ -99,6 +124,13 @@ _PHRASES: dict[str, _Phrases] = {
         finish_help="答えを出してタスクを終える",
         call_form="引数が複数あるツールはキーワードで呼び出します：{example}。",
         reminder="返答を使えませんでした：{reason}。次の形式どおりに返答してください：",
+        worked=(
+            "ツールは読み書きだけを行います。数える、並べ替える、文章を変えるといった作業は自分で行います：結果を考えの中に書き出してから、ファイルに書き込みます。例：",
+            "a.txt の数を大きい順に b.txt に書き込む。",
+            "まず a.txt の数が必要です。",
+            "数は 4、9、5 です。大きい順では 9、5、4 です。1行に1つずつ b.txt に書き込みます。",
+            "b.txt に数が大きい順に入ったので、タスクは完了です。",
+        ),
     ),
     "sv": _Phrases(
         intro="Du löser uppgifter stegvis med Tanke, Handling och Observation.",
@@ -115,6 +147,13 @@ _PHRASES: dict[str, _Phrases] = {
         finish_help="avslutar uppgiften med ditt svar",
         call_form="Verktyg med flera argument anropas med nyckelord: {example}.",
         reminder="Ditt svar gick inte att använda: {reason}. Svara i exakt detta format:",
+        worked=(
+            "Verktygen läser och skriver bara. Att räkna, sortera eller ändra text gör du själv: skriv ut resultatet i din Tanke och skriv det sedan till filen. Exempel:",
+            "Skriv talen i a.txt, största först, till b.txt.",
+            "Jag behöver först talen i a.txt.",
+            "Talen är 4, 9 och 5. Största först är de 9, 5, 4. Jag skriver dem till b.txt, ett per rad.",
+            "b.txt innehåller talen största först, uppgiften är klar.",
+        ),
     ),
 }
 
@@ -175,8 +214,31 @@ def system_prompt(labels: Labels, tools: Sequence[Tool]) -> str:
         shown = ", ".join(f'{n}="{v}"' for n, v in zip(multi.param_names, values, strict=False))
         example = f"{labels.action}: {multi.name}[{shown}]"
         lines += ["", p.call_form.format(example=example)]
+    if {"read_file", "write_file"} <= {t.name for t in tools}:
+        lines += ["", *_worked_example(labels, p)]
     lines += ["", format_block(labels)]
     return "\n".join(lines)
+
+
+def _worked_example(labels: Labels, p: _Phrases) -> list[str]:
+    """A read, a result the model works out itself, a write, the end: the whole shape of a
+    file task, which a 1.5B model follows where a rule alone did not move it (issue 30,
+    ``bench/file_tasks.py``)."""
+    rule, task, first, second, last = p.worked
+    return [
+        rule,
+        task_message(labels, task),
+        f"{labels.thought}: {first}",
+        f"{labels.action}: read_file[a.txt]",
+        f"{labels.observation}: 4",
+        "9",
+        "5",
+        f"{labels.thought}: {second}",
+        f'{labels.action}: write_file[path="b.txt", content="9\\n5\\n4"]',
+        f"{labels.observation}: created b.txt (5 characters)",
+        f"{labels.thought}: {last}",
+        f"{labels.action}: finish[b.txt: 9, 5, 4]",
+    ]
 
 
 def task_message(labels: Labels, task: str, label: str | None = None) -> str:

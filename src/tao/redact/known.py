@@ -20,7 +20,10 @@ What is known, registered when a run is set up (:func:`remember_environment`):
 Values shorter than :data:`MIN_CHARS` are not registered: hiding every ``true`` or
 ``8080`` would blank ordinary text, and such a value is no secret worth the name.
 Matching is exact and case-sensitive, with ``str.find`` per value (C speed; the registry
-holds a handful of values), so it stays linear in the text.
+holds a handful of values), so it stays linear in the text. The value's disguises
+(base64 twice, base32, hex with ``:``, URL-encoded, reversed, spaced out, cut across JSON
+strings) are computed once when it is registered and searched for the same way
+(:mod:`tao.redact.known_forms`).
 
     >>> remember(["Zq7hunter2horse"])
     >>> known_spans("value is Zq7hunter2horse.")
@@ -36,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from tao.redact.keys import secret_key
+from tao.redact.known_forms import find_all, form_spans, value_forms
 from tao.redact.marker import Span
 
 #: The shortest value registered.
@@ -45,17 +49,20 @@ MAX_VALUES = 256
 
 _lock = threading.Lock()
 _values: tuple[str, ...] = ()
+#: The encoded, reversed, squeezed forms of every value (tao.redact.known_forms), made once.
+_forms: tuple[str, ...] = ()
 _generation = 0
 
 
 def remember(values: Iterable[str | None]) -> None:
     """Hide each of ``values`` (8 characters or more) from now on, in every text."""
-    global _values, _generation
+    global _values, _forms, _generation
     fresh = [v for v in values if v is not None and len(v.strip()) >= MIN_CHARS]
     with _lock:
         added = tuple(v for v in dict.fromkeys(fresh) if v not in _values)
         if added:
             _values = (_values + added)[:MAX_VALUES]
+            _forms = tuple(dict.fromkeys(f for v in _values for f in value_forms(v)))
             _generation += 1
 
 
@@ -93,20 +100,17 @@ def generation() -> int:
 
 def known_spans(text: str) -> list[Span]:
     """Every place in ``text`` where a registered value appears."""
-    spans: list[Span] = []
-    for value in _values:
-        start = text.find(value)
-        while start != -1:
-            spans.append((start, start + len(value)))
-            start = text.find(value, start + len(value))
-    return spans
+    spans = find_all(text, _values)
+    spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
+    return sorted(set(spans))
 
 
 def forget_all() -> None:
     """Drop every registered value (for tests that need a clean registry)."""
-    global _values, _generation
+    global _values, _forms, _generation
     with _lock:
         _values = ()
+        _forms = ()
         _generation += 1
 
 

@@ -468,7 +468,50 @@ def _note_approved(run: _Run, ready: Ready, shown: str | None) -> None:
 def _run_tools(
     run: _Run, turn: Turn, ready: dict[int, Ready], previews: tuple[str | None, ...]
 ) -> Generator[Request, Answer, Sequence[Outcome]]:
-    """Have the driver run ``ready`` within the time left; one outcome each, in order."""
+    """Have the driver run ``ready``; one outcome each, in order.
+
+    A call whose tool has a gate executes project code (``run_tests``). It runs after every
+    other call of the reply has finished, and alone, one after the other: a write of the
+    same reply has landed before the code runs, and one test run cannot change the code
+    under another (issue 26). Its read-only status is decided again at that moment: an
+    approved call runs only if the code is still what the person was shown (``confirm``),
+    and one let through unasked is refused if the code changed since the reply was read."""
+    executing = [i for i, r in ready.items() if r.tool.gate is not None]
+    if not executing:
+        return (yield from _run_batch(run, turn, ready, previews))
+    shown = dict(zip(ready, previews, strict=True))
+    rest = {i: r for i, r in ready.items() if i not in executing}
+    outcomes: dict[int, Outcome] = {}
+    if rest:
+        done = yield from _run_batch(run, turn, rest, tuple(shown[i] for i in rest))
+        outcomes.update(zip(rest, done, strict=True))
+    for i in executing:
+        changed = None if shown[i] is not None else _code_changed(run, ready[i])
+        if changed is not None:
+            outcomes[i] = changed
+            continue
+        done = yield from _run_batch(run, turn, {i: ready[i]}, (shown[i],))
+        outcomes[i] = done[0]
+    return [outcomes[i] for i in ready]
+
+
+def _code_changed(run: _Run, ready: Ready) -> Outcome | None:
+    """A call that executes project code, let through unasked when the reply was read, is
+    refused if the calls before it changed that code: it would run code nobody saw."""
+    why = approval_reason(ready, run.approved)
+    if why is None:
+        return None
+    observation = (
+        f"Error: {ready.tool.name} was not run: an earlier call of this reply changed what it "
+        f"would execute ({why}). Call it again in a new reply; a person will be asked."
+    )
+    return Outcome(StepKind.ACTION, observation, ready.tool.name, ready.arguments)
+
+
+def _run_batch(
+    run: _Run, turn: Turn, ready: dict[int, Ready], previews: tuple[str | None, ...]
+) -> Generator[Request, Answer, Sequence[Outcome]]:
+    """Have the driver run ``ready`` together within the time left; one outcome each."""
     left = run.budget.max_seconds - run.elapsed()
     children = tuple(_child_resume(turn, i) for i in ready) if turn.children else ()
     done = yield RunTools(turn.index, tuple(ready.values()), previews, left, tuple(ready), children)
@@ -593,6 +636,7 @@ def _model_request(
     return ModelRequest(
         messages=sent,
         tools=specs,
+        require_tool=any(spec.name == "finish" for spec in specs or ()),
         stop=stops(setup, index) if setup.send_stop else (),
         grammar=grammar,
         max_tokens=setup.config.max_reply_tokens,

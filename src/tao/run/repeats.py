@@ -163,5 +163,6 @@ def _note(ready: Ready, earlier: Earlier) -> str:
     return (
         f"{ready.tool.name} was already called with these arguments in step "
         f"{earlier.step}; repeating it gives nothing new. Its result was:\n"
-        f"{earlier.observation}\nUse it, or try something else."
+        f"{earlier.observation}\nDo not call it again: work with this result yourself and "
+        "take the next step of the task, or finish."
     )

@@ -205,9 +205,14 @@ def _loop_setup(config: RunConfig, model: Model, tools: dict[str, Tool]) -> Loop
     if config.grammar and protocol == "text" and model.supports_grammar:
         from tao.protocol.grammar import react_grammar
 
-        schemas = {name: tool.schema for name, tool in tools.items() if len(tool.param_names) > 1}
+        paths = [n for n, t in tools.items() if len(t.param_names) == 1 and t.path_params]
+        schemas = {
+            name: tool.schema
+            for name, tool in tools.items()
+            if len(tool.param_names) > 1 or name in paths
+        }
         grammar = react_grammar(
-            labels, list(tools), answer_schema=config.output_schema, schemas=schemas
+            labels, list(tools), answer_schema=config.output_schema, schemas=schemas, paths=paths
         )
         answer_grammar = react_grammar(labels, [], answer_schema=config.output_schema)
     output = OutputSpec(config.output_schema) if config.output_schema is not None else None

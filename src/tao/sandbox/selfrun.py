@@ -69,12 +69,23 @@ def loader_free_environment(
     """A copy of ``environ`` (default: this process's) without loader variables, plus ``extra``.
 
     Everything else is kept: a resumed run needs the user's API keys, ``TAO_HOME`` and
-    ``TAO_DATABASE_URL``, as the run itself had them.
+    ``TAO_DATABASE_URL``, as the run itself had them; a relative ``TAO_HOME`` or
+    ``TAO_POLICY`` is made absolute against this process's working folder.
     """
     source = os.environ if environ is None else environ
     kept = {name: value for name, value in source.items() if not loader_variable(name)}
+    for name in FOLDER_SETTINGS:  # the child starts in another folder: keep the same files
+        value = kept.get(name)
+        if value and not Path(value).expanduser().is_absolute():
+            kept[name] = str(Path(value).expanduser().absolute())
     kept.update(extra)
     return kept
+
+
+#: tao's settings that name a file or folder: relative, they would mean another place in a
+#: child started in an empty folder (seen: the web page's Approve with ``TAO_HOME=.tao``
+#: resumed from a run log that did not hold the run).
+FOLDER_SETTINGS = ("TAO_HOME", "TAO_POLICY")
 
 
 def empty_folder(prefix: str = "tao-child-") -> Path:

@@ -38,7 +38,11 @@ class ChatRequest:
     grammar: str | None = None
     #: The tools the model may call; empty when none (or ``tool_choice`` is ``none``).
     tools: tuple[ToolSpec, ...] = ()
+    #: The reply must call a tool (``tool_choice`` ``required`` or a named function).
+    tool_required: bool = False
     stream: bool = False
+    #: ``stream_options.include_usage``: end the stream with a chunk of usage.
+    include_usage: bool = False
     #: The model name the client asked for, echoed in the answer.
     model: str | None = None
 
@@ -222,13 +226,31 @@ def _chosen(tools: tuple[ToolSpec, ...], choice: JSON) -> tuple[ToolSpec, ...]:
     return named
 
 
-def _tools(body: JSONObject) -> tuple[ToolSpec, ...]:
+def _tools(body: JSONObject) -> tuple[tuple[ToolSpec, ...], bool]:
+    """The tools left to the model, and whether it must call one."""
     raw = body.get("tools")
     if raw is None:
-        return ()
+        return (), False
     if not isinstance(raw, list):
         raise _bad("'tools' must be a list of tool objects", "tools")
-    return _chosen(tuple(_tool_spec(item) for item in raw), body.get("tool_choice"))
+    choice = body.get("tool_choice")
+    tools = _chosen(tuple(_tool_spec(item) for item in raw), choice)
+    return tools, bool(tools) and choice not in (None, "auto")
+
+
+def _include_usage(body: JSONObject, stream: bool) -> bool:
+    """``stream_options``, which OpenAI takes only with ``stream`` (else a 400)."""
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not stream:
+        raise _bad("'stream_options' is only allowed when 'stream' is true", "stream_options")
+    if not isinstance(options, dict):
+        raise _bad("'stream_options' must be an object", "stream_options")
+    include = options.get("include_usage", False)
+    if not isinstance(include, bool | None):
+        raise _bad("'stream_options.include_usage' must be true or false", "stream_options")
+    return bool(include)
 
 
 def read_chat_request(body: JSON) -> ChatRequest:
@@ -237,14 +259,12 @@ def read_chat_request(body: JSON) -> ChatRequest:
         raise _bad("the request body must be a JSON object")
     messages = _messages(body.get("messages"))
     _check_sampling(body)
-    tools = _tools(body)
+    tools, tool_required = _tools(body)
     grammar = _grammar(body)
     raw_stream = body.get("stream", False)
     if not isinstance(raw_stream, bool | None):
         raise _bad("'stream' must be true or false", "stream")
     stream = bool(raw_stream)
-    if tools and stream:
-        raise _bad("streaming is not supported together with tools", "stream")
     if tools and grammar is not None:
         raise _bad("'grammar' cannot be combined with tools", "grammar")
     requested = body.get("model")
@@ -255,6 +275,8 @@ def read_chat_request(body: JSON) -> ChatRequest:
         max_tokens=_max_tokens(body),
         grammar=grammar,
         tools=tools,
+        tool_required=tool_required,
         stream=stream,
+        include_usage=_include_usage(body, stream),
         model=requested if isinstance(requested, str) and requested else None,
     )

@@ -91,17 +91,19 @@ class _Api:
         chat_request = read_chat_request(body)
         if chat_request.stream:
             return await stream_answer(self.chat, self.gate, chat_request, request.receive)
-        async with self.gate.turn():
-            hangup = Hangup(request.receive)  # a client gone stops the model at its next token
-            try:
+        hangup = Hangup(request.receive)  # a client gone stops the model at its next token
+        try:
+            async with self.gate.turn():
+                if hangup.gone:  # left while waiting for the model: nothing to start
+                    raise ClientGone
                 answer = await anyio.to_thread.run_sync(
                     self.chat.complete, chat_request, hangup.on_text
                 )
-            except ClientGone:
-                hangup.log_stopped()
-                return Response(status_code=499)  # nobody reads it: the connection is closed
-            finally:
-                hangup.stop()
+        except ClientGone:
+            hangup.log_stopped()
+            return Response(status_code=499)  # nobody reads it: the connection is closed
+        finally:
+            hangup.stop()
         return JSONResponse(dict(answer))
 
 

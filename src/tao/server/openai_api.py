@@ -27,7 +27,7 @@ from tao.models.base import (
     OnText,
     ToolCallMessage,
 )
-from tao.protocol.grammar import tool_call_grammar
+from tao.protocol.hermes import tool_call_grammar
 from tao.server.chat_request import ChatRequest
 from tao.server.tool_prompt import prompt_messages, read_tool_calls
 from tao.server.wire import (
@@ -38,9 +38,10 @@ from tao.server.wire import (
     ModelCard,
     ModelList,
     ReplyMessage,
+    WireUsage,
 )
 
-__all__ = ["ChatServer", "Reply"]
+__all__ = ["ChatServer", "Chunker", "Reply", "wire_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,22 @@ class Reply:
     tool_calls: list[ToolCallMessage]
     finish_reason: str
     reply: ModelReply
+
+
+def wire_usage(reply: ModelReply) -> WireUsage:
+    """The reply's usage as OpenAI writes it; ``prompt_tokens_details.cached_tokens`` are
+    the prompt tokens a local model's KV cache spared (its own prefix reuse)."""
+    usage: WireUsage = {
+        "prompt_tokens": reply.input_tokens,
+        "completion_tokens": reply.output_tokens,
+        "total_tokens": reply.input_tokens + reply.output_tokens,
+    }
+    if reply.evaluated_tokens is not None:
+        cached = max(0, reply.input_tokens - reply.evaluated_tokens)
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    elif reply.cache_read_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cache_read_tokens}
+    return usage
 
 
 def _native_calls(reply: ModelReply) -> list[ToolCallMessage]:
@@ -99,14 +116,20 @@ class ChatServer:
             "owned_by": "tao",
         }
 
+    def prompted_tools(self, request: ChatRequest) -> bool:
+        """The request's tools are described in the prompt and its calls read from the
+        text (a model without native tool calling)."""
+        return bool(request.tools) and not self.model.supports_tools
+
     def model_request(self, request: ChatRequest) -> ModelRequest:
         """The model call for ``request``: native tools if the model has them, else prompted."""
-        if request.tools and not self.model.supports_tools:
-            names = [tool.name for tool in request.tools]
+        if self.prompted_tools(request):
+            schemas = {tool.name: tool.parameters for tool in request.tools}
+            grammar = tool_call_grammar(schemas, required=request.tool_required)
             return ModelRequest(
                 messages=prompt_messages(request.messages, request.tools),
                 stop=request.stop,
-                grammar=tool_call_grammar(names) if self.model.supports_grammar else None,
+                grammar=grammar if self.model.supports_grammar else None,
                 max_tokens=request.max_tokens,
                 temperature=request.temperature,
             )
@@ -130,8 +153,10 @@ class ChatServer:
             raise ApiError(400, str(error), param=param) from error
         calls = _native_calls(reply)
         content: str | None = reply.text
-        if request.tools and not self.model.supports_tools:
-            content, calls = read_tool_calls(reply.text, {tool.name for tool in request.tools})
+        if self.prompted_tools(request):
+            names = {tool.name for tool in request.tools}
+            constrained = self.model.supports_grammar  # the reply is a call or text
+            content, calls = read_tool_calls(reply.text, names, constrained=constrained)
         finish = "tool_calls" if calls else (reply.finish_reason or "stop")
         return Reply(content, calls, finish, reply)
 
@@ -142,7 +167,6 @@ class ChatServer:
         message: ReplyMessage = {"role": "assistant", "content": answer.content}
         if answer.tool_calls:
             message["tool_calls"] = answer.tool_calls
-        usage = answer.reply
         return {
             "id": f"chatcmpl-{self.new_id()}",
             "object": "chat.completion",
@@ -156,30 +180,52 @@ class ChatServer:
                     "logprobs": None,
                 }
             ],
-            "usage": {
-                "prompt_tokens": usage.input_tokens,
-                "completion_tokens": usage.output_tokens,
-                "total_tokens": usage.input_tokens + usage.output_tokens,
-            },
+            "usage": wire_usage(answer.reply),
             "system_fingerprint": None,
         }
 
-    def chunker(self, request: ChatRequest) -> Callable[[Delta, str | None], ChatCompletionChunk]:
+    def chunker(self, request: ChatRequest) -> Chunker:
         """A maker of the stream's chunks, all with one id and creation time."""
-        chunk_id = f"chatcmpl-{self.new_id()}"
-        created = int(self.clock())
-        model = request.model or self.served_name
+        return Chunker(
+            id=f"chatcmpl-{self.new_id()}",
+            created=int(self.clock()),
+            model=request.model or self.served_name,
+            include_usage=request.include_usage,
+        )
 
-        def chunk(delta: Delta, finish_reason: str | None = None) -> ChatCompletionChunk:
-            return {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
-                ],
-                "system_fingerprint": None,
-            }
 
+@dataclass(frozen=True, slots=True)
+class Chunker:
+    """The chunks of one streamed answer: one id, one creation time; with
+    ``include_usage`` each has ``usage: null`` and :meth:`usage` makes the last one."""
+
+    id: str
+    created: int
+    model: str
+    include_usage: bool
+
+    def _chunk(self) -> ChatCompletionChunk:
+        chunk: ChatCompletionChunk = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "system_fingerprint": None,
+        }
+        if self.include_usage:
+            chunk["usage"] = None
+        return chunk
+
+    def __call__(self, delta: Delta, finish_reason: str | None = None) -> ChatCompletionChunk:
+        chunk = self._chunk()
+        chunk["choices"] = [
+            {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+        ]
+        return chunk
+
+    def usage(self, reply: ModelReply) -> ChatCompletionChunk:
+        """The chunk after the finish reason: no choices, the whole reply's usage."""
+        chunk = self._chunk()
+        chunk["usage"] = wire_usage(reply)
         return chunk

@@ -2,8 +2,10 @@
 
 The model runs in a worker thread and hands each piece of text to the event loop; the
 response starts with the first piece, so a request that fails before any text is still
-answered with a plain JSON error. Each piece is a ``chat.completion.chunk``, then one chunk
-with the finish reason, then ``data: [DONE]``. A client that goes away stops the
+answered with a plain JSON error. Each piece is a ``chat.completion.chunk`` (with tools,
+content and call pieces as OpenAI streams them: :mod:`tao.server.tool_stream`), then one
+chunk with the finish reason, then with ``stream_options.include_usage`` one chunk of
+usage and no choices, then ``data: [DONE]``. A client that goes away stops the
 generation at its next piece, also while nothing was sent yet (a :class:`Hangup` watches
 the connection from the start); the model's turn is given back only when the thread is
 done.
@@ -27,6 +29,7 @@ from tao.server.chat_request import ChatRequest
 from tao.server.hangup import ClientGone, Hangup
 from tao.server.openai_api import ChatServer, Reply
 from tao.server.queue import ModelGate
+from tao.server.tool_stream import ToolStream
 from tao.server.wire import ApiError, ChatCompletionChunk, Delta, ErrorBody
 
 __all__ = ["stream_answer"]
@@ -111,9 +114,19 @@ async def stream_answer(
 ) -> Response:
     """Wait for the model's turn, start the call, answer with its events; ``receive`` is
     the request's, watched for the client hanging up."""
+    hangup = Hangup(receive)  # watching from the start: a client may leave while it waits
     stack = AsyncExitStack()
-    await stack.enter_async_context(gate.turn())
-    pump = _Pump(chat, request, Hangup(receive))
+    try:
+        await stack.enter_async_context(gate.turn())
+    except BaseException:
+        hangup.stop()
+        raise
+    if hangup.gone:
+        hangup.stop()
+        await stack.aclose()
+        hangup.log_stopped()
+        return Response(status_code=499)
+    pump = _Pump(chat, request, hangup)
     finish = _Finish(pump, asyncio.ensure_future(anyio.to_thread.run_sync(pump.run)), stack)
     try:
         first = await pump.items.get()
@@ -136,19 +149,29 @@ async def _events(
     chat: ChatServer, request: ChatRequest, pump: _Pump, first: _Item
 ) -> AsyncIterator[bytes]:
     chunk = chat.chunker(request)
+    pieces = ToolStream(
+        in_text=chat.prompted_tools(request), constrained=chat.model.supports_grammar
+    )
     started = False
+
+    def send(delta: Delta, finish_reason: str | None = None) -> bytes:
+        nonlocal started
+        if not started:  # the first delta says who speaks, as OpenAI's does
+            delta = {"role": "assistant", "content": None, **delta}
+            started = True
+        return _event(chunk(delta, finish_reason))
+
     item = first
     while True:
         if isinstance(item, str):
-            delta: Delta = {"content": item}
-            if not started:
-                delta["role"] = "assistant"
-                started = True
-            yield _event(chunk(delta, None))
+            for delta in pieces.feed(item):
+                yield send(delta)
         elif isinstance(item, Reply):
-            if not started:
-                yield _event(chunk({"role": "assistant", "content": ""}, None))
-            yield _event(chunk({}, item.finish_reason))
+            for delta in pieces.finish(item.content, item.tool_calls):
+                yield send(delta)
+            yield send({}, item.finish_reason)
+            if request.include_usage:
+                yield _event(chunk.usage(item.reply))
             yield b"data: [DONE]\n\n"
             return
         elif isinstance(item, ClientGone):

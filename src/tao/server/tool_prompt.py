@@ -5,13 +5,14 @@ This is what Hermes/Qwen chat templates do, done in Python so that it works thro
 
 * the tools go into the system message, as the template writes them (``<tools>`` JSON);
 * earlier calls become ``<tool_call>`` blocks, results ``<tool_response>`` user turns;
-* the reply is held by :func:`tao.protocol.grammar.tool_call_grammar` to one
-  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` naming a tool of the
-  request (or a ``Final Answer:`` line), and read back into OpenAI ``tool_calls``.
+* the reply is held by :func:`tao.protocol.hermes.tool_call_grammar` to plain text,
+  one ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (or the bare JSON)
+  naming a tool of the request with arguments of its schema, or text and then such a
+  call, and read back into OpenAI ``tool_calls`` and content (the text, else ``None``).
 
     messages = prompt_messages(request.messages, request.tools)
-    grammar = tool_call_grammar([tool.name for tool in request.tools])
-    content, calls = read_tool_calls(reply.text, names)
+    grammar = tool_call_grammar({tool.name: tool.parameters for tool in request.tools})
+    content, calls = read_tool_calls(reply.text, names, constrained=True)
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import uuid
 from collections.abc import Sequence
 
 from tao.models.base import FunctionCall, Message, ToolCallMessage, ToolSpec
+from tao.protocol.hermes import CLOSE, OPEN, call_start
 from tao.state.jsontypes import JSON
 
 __all__ = ["prompt_messages", "read_tool_calls"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+_ARGUMENTS_KEY = re.compile(r'"(?:arguments|parameters)"\s*:\s*')
 _FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _DEFAULT_SYSTEM = "You are a helpful assistant."
 _TOOLS_INTRO = (
@@ -99,11 +102,17 @@ def prompt_messages(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> l
     return out
 
 
-def _blocks(text: str) -> list[str]:
-    blocks = [match.group(1) for match in _TOOL_CALL.finditer(text)]
-    if blocks:
-        return blocks
-    return [match.group(1) for match in _FENCED_JSON.finditer(text)] or [text.strip()]
+def _raw_arguments(block: str, arguments: JSON) -> str:
+    """The arguments as the model wrote them (what a stream sent, piece by piece), or as
+    JSON text when they cannot be found in ``block`` unchanged."""
+    for match in _ARGUMENTS_KEY.finditer(block):
+        try:
+            value, end = json.JSONDecoder().raw_decode(block, match.end())
+        except ValueError:
+            continue
+        if value == arguments:
+            return block[match.end() : end]
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _read_call(block: str, tool_names: set[str]) -> ToolCallMessage | None:
@@ -119,21 +128,54 @@ def _read_call(block: str, tool_names: set[str]) -> ToolCallMessage | None:
         type="function",
         function=FunctionCall(
             name=str(call["name"]),
-            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+            arguments=arguments if isinstance(arguments, str) else _raw_arguments(block, arguments),
         ),
     )
 
 
-def read_tool_calls(text: str, tool_names: set[str]) -> tuple[str | None, list[ToolCallMessage]]:
+def _constrained(text: str, tool_names: set[str]) -> tuple[str | None, list[ToolCallMessage]]:
+    """A reply held by :func:`tao.protocol.hermes.tool_call_grammar`: a call, text and
+    then a call (tagged or bare), or text alone."""
+    stripped = text.strip()
+    at = call_start(stripped)
+    if at < 0 or not stripped.endswith(("}", CLOSE)):
+        return text, []  # text alone, or a call cut short by max_tokens
+    block = stripped[at:]
+    if block.startswith(OPEN):
+        block = block[len(OPEN) : -len(CLOSE)].strip()
+    call = _read_call(block, tool_names)
+    if call is None:
+        return text, []
+    return stripped[:at].strip() or None, [call]
+
+
+def _blocks(text: str) -> list[str]:
+    blocks = [match.group(1) for match in _TOOL_CALL.finditer(text)]
+    if blocks:
+        return blocks
+    return [match.group(1) for match in _FENCED_JSON.finditer(text)] or [text.strip()]
+
+
+def read_tool_calls(
+    text: str, tool_names: set[str], *, constrained: bool = False
+) -> tuple[str | None, list[ToolCallMessage]]:
     """The reply's prose and the calls it wrote: ``(content, tool_calls)``.
 
-    The prompt asks for ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``; small
-    models sometimes write the same object in a fenced JSON block or bare, which is
-    accepted too when ``name`` is one of this request's tools. Without calls the text
-    comes back whole.
+    ``constrained``: the reply was held by :func:`tao.protocol.hermes.tool_call_grammar`,
+    so it is one call (no content), text and then one call, tagged or bare (the text is
+    the content), or text alone, and is read exactly so; a call cut short by ``max_tokens``
+    comes back as text. Otherwise the reply is read
+    leniently: the prompt asks for ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``,
+    and small models sometimes write the same object in a fenced JSON block or bare, which
+    is accepted too when ``name`` is one of this request's tools; the content is then the
+    text before the first call. Without calls the text comes back whole.
+
+    A call's ``arguments`` are the JSON text as the model wrote it.
     """
+    if constrained:
+        return _constrained(text, tool_names)
     calls = [call for block in _blocks(text) if (call := _read_call(block, tool_names))]
     if not calls:
         return text, []
-    cut = min((i for i in (text.find("<tool_call>"), text.find("```")) if i >= 0), default=0)
+    cut = min((i for i in (text.find(OPEN), text.find("```")) if i >= 0), default=0)
     return text[:cut].strip() or None, calls

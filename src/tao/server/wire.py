@@ -21,10 +21,13 @@ __all__ = [
     "Delta",
     "ErrorBody",
     "ErrorDetail",
+    "FunctionDelta",
     "Health",
     "ModelCard",
     "ModelList",
+    "PromptDetails",
     "ReplyMessage",
+    "ToolCallDelta",
     "WireUsage",
 ]
 
@@ -72,10 +75,16 @@ class Choice(TypedDict):
     logprobs: None
 
 
+class PromptDetails(TypedDict):
+    #: Prompt tokens the model did not evaluate again: its KV cache held them.
+    cached_tokens: int
+
+
 class WireUsage(TypedDict):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: NotRequired[PromptDetails]
 
 
 class ChatCompletion(TypedDict):
@@ -90,9 +99,25 @@ class ChatCompletion(TypedDict):
     system_fingerprint: None
 
 
+class FunctionDelta(TypedDict, total=False):
+    name: str
+    arguments: str
+
+
+class ToolCallDelta(TypedDict):
+    """A piece of a streamed call: the first names it (``id``, ``type``, ``function.name``),
+    the next ones carry pieces of ``function.arguments``, all under one ``index``."""
+
+    index: int
+    id: NotRequired[str]
+    type: NotRequired[Literal["function"]]
+    function: FunctionDelta
+
+
 class Delta(TypedDict, total=False):
     role: Literal["assistant"]
-    content: str
+    content: str | None
+    tool_calls: list[ToolCallDelta]
 
 
 class ChunkChoice(TypedDict):
@@ -103,7 +128,9 @@ class ChunkChoice(TypedDict):
 
 
 class ChatCompletionChunk(TypedDict):
-    """One server-sent event of a streamed answer."""
+    """One server-sent event of a streamed answer. With ``stream_options.include_usage``
+    every chunk has ``usage``: ``None``, but the last one before ``[DONE]``, which has no
+    choices and the whole reply's usage (as OpenAI streams it)."""
 
     id: str
     object: Literal["chat.completion.chunk"]
@@ -111,6 +138,7 @@ class ChatCompletionChunk(TypedDict):
     model: str
     choices: list[ChunkChoice]
     system_fingerprint: None
+    usage: NotRequired[WireUsage | None]
 
 
 class ApiError(FatalError):

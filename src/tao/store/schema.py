@@ -294,10 +294,13 @@ V9 = ("ALTER TABLE steps ADD COLUMN compactions TEXT",)
 #: a step with no such call, and on every step written before v10.
 V10 = ("ALTER TABLE steps ADD COLUMN approval TEXT",)
 
-#: v12 -> v13, the same on both databases: where in its parent a child run was started.
+#: v12 -> v13, the same on both databases: where in its parent a child run was started,
+#: indexed, since a parent resumed at that step asks for the child it started
+#: (:meth:`tao.store.base.Store.child_run`), and a log of many runs made that a full scan.
 V13 = (
     "ALTER TABLE runs ADD COLUMN parent_step INTEGER",
     "ALTER TABLE runs ADD COLUMN parent_position INTEGER",
+    "CREATE INDEX runs_parent ON runs (parent_id, parent_step, parent_position)",
 )
 
 #: ``MIGRATIONS[i]`` upgrades a file from schema version ``i`` to ``i + 1``.

@@ -21,6 +21,7 @@ from pathlib import Path, PurePath
 
 from tao.errors import ToolError
 from tao.tools.base import Tool, make_tool
+from tao.tools.nearby import nearby
 from tao.tools.paths import (
     SECRET_DIRS,
     act_path,
@@ -160,6 +161,52 @@ def _list(root: Path, raw: str) -> str:
     return "\n".join([header, *lines, *notes])
 
 
+def _names_nothing(root: Path, raw: str, error: ToolError) -> bool:
+    """Whether ``error`` says that ``raw`` names no file or folder of the project."""
+    text = raw.strip()
+    if not text or "\x00" in text or not str(error).endswith("use list_files to see what does"):
+        return False
+    try:
+        return not os.path.lexists(root / text)
+    except (OSError, ValueError):
+        return False
+
+
+def _read_missing(root: Path, raw: str, error: ToolError) -> ToolError:
+    """``error`` again, or, when ``raw`` names nothing, the paths it probably meant
+    (:mod:`tao.tools.nearby`) and the call that reads the first."""
+    guesses = nearby(root, raw, SKIPPED_DIRS) if _names_nothing(root, raw, error) else []
+    if not guesses:
+        return error
+    text, first = raw.strip(), guesses[0]
+    call = f"list_files[{first.rstrip('/')}]" if first.endswith("/") else f"read_file[{first}]"
+    # The found path comes first: a small model that reads "X does not exist" first takes
+    # the file it meant for missing, and creates it afresh (seen: an empty poem.txt).
+    if text.startswith(first.rstrip("/")):
+        return ToolError(f"{first} is there; read_file takes the path alone, not {text!r}: {call}")
+    shown = ", ".join(guesses)
+    verb = "is" if len(guesses) == 1 else "are"
+    return ToolError(f"{shown} {verb} what {text!r} matches (no file is named {text!r}): {call}")
+
+
+def _list_matches(root: Path, raw: str, error: ToolError) -> str:
+    """For a ``raw`` that names nothing, a listing of the paths it matches (``*.csv``,
+    ``.csv``, ``sales``, a near spelling): a small model asks ``list_files`` to find
+    files, and this answers that question instead of only refusing it."""
+    guesses = (
+        nearby(root, raw, SKIPPED_DIRS, limit=LIST_MATCHES)
+        if _names_nothing(root, raw, error)
+        else []
+    )
+    if not guesses:
+        raise error
+    return "\n".join([f"Paths that match {raw.strip()!r}:", *guesses])
+
+
+#: Paths a ``list_files`` of a pattern or fragment shows, at most.
+LIST_MATCHES = 20
+
+
 def file_tools(project: Path | str) -> list[Tool]:
     """Build ``read_file`` and ``list_files`` confined to ``project`` (resolved once, now)."""
     root = project_root(project)
@@ -170,7 +217,10 @@ def file_tools(project: Path | str) -> list[Tool]:
         Args:
             path: File path relative to the project folder, e.g. "src/app.py".
         """
-        return _read_text(root, path)
+        try:
+            return _read_text(root, path)
+        except ToolError as error:
+            raise _read_missing(root, path, error) from None
 
     def list_files(path: str = ".") -> str:
         """List the files and folders in one folder of the project; folders end with "/".
@@ -178,7 +228,10 @@ def file_tools(project: Path | str) -> list[Tool]:
         Args:
             path: Folder path relative to the project folder; "." is the project itself.
         """
-        return _list(root, path)
+        try:
+            return _list(root, path)
+        except ToolError as error:
+            return _list_matches(root, path, error)
 
     return [
         make_tool(

@@ -259,7 +259,11 @@ def inside_project(root: Path, raw: str) -> Path:
         raise ToolError(f"{text!r}: home-relative paths are not allowed; use a project path")
     pure = PurePath(text)
     if pure.is_absolute() or text.startswith(("/", "\\")) or pure.drive:
-        raise ToolError(f"{text!r} is an absolute path; give a path relative to the project")
+        inside = text.lstrip("/\\") or "."
+        raise ToolError(
+            f"{text!r} is an absolute path; give a path relative to the project, "
+            f"such as {inside!r} ('.' is the project folder itself)"
+        )
     try:
         resolved = (root / pure).resolve()
     except (OSError, RuntimeError, ValueError) as error:

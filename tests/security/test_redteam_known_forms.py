@@ -1,0 +1,191 @@
+"""Red team, a KNOWN secret in disguise (SPEC S5, S8; issue 26 items 4 and 7).
+
+A value tao handed out (``--pass-env MY_SETTING``) is printed by a sandboxed test not as
+itself but encoded: base64 twice, base32, hex with ``:`` between bytes, URL-encoded,
+reversed, letter by letter, cut across two JSON string fields. tao knows the value, so it
+precomputes those forms once (:mod:`tao.redact.known_forms`) and every channel hides
+them: the model's next request (a real HTTP server on 127.0.0.1), ``--json``, ``runs
+show``, ``runs export`` and every file under ``TAO_HOME`` (the SQLite run log included)
+but the owner-only ``private/`` copies. Real ``tao`` subprocesses, real pytest, real files.
+
+Shapes only: none of these is a real credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tao.redact import REDACTED, redact
+from tao.redact.known import forget_all, remember
+
+VALUE = "Zq7hunter2horse"
+
+#: Each: how a test prints the value (Python, ``v`` is the value), and how the
+#: same disguise is computed here to look for it in the output.
+DISGUISES: dict[str, tuple[str, Callable[[str], str]]] = {
+    "base64 twice": (
+        "base64.b64encode(base64.b64encode(v.encode())).decode()",
+        lambda v: base64.b64encode(base64.b64encode(v.encode())).decode(),
+    ),
+    "base64 twice, urlsafe, inside a document": (
+        'base64.urlsafe_b64encode(base64.b64encode(("cfg=" + v).encode())).decode()',
+        lambda v: base64.urlsafe_b64encode(base64.b64encode(("cfg=" + v).encode())).decode(),
+    ),
+    "base32": (
+        "base64.b32encode(v.encode()).decode()",
+        lambda v: base64.b32encode(v.encode()).decode(),
+    ),
+    "base32 lower, at an offset": (
+        'base64.b32encode(("k:" + v).encode()).decode().lower()',
+        lambda v: base64.b32encode(("k:" + v).encode()).decode().lower(),
+    ),
+    "hex with colons": (
+        '":".join(f"{b:02x}" for b in v.encode())',
+        lambda v: ":".join(f"{b:02x}" for b in v.encode()),
+    ),
+    "hex upper with spaces": (
+        '" ".join(f"{b:02X}" for b in v.encode())',
+        lambda v: " ".join(f"{b:02X}" for b in v.encode()),
+    ),
+    "url-encoded every byte": (
+        '"".join(f"%{b:02X}" for b in v.encode())',
+        lambda v: "".join(f"%{b:02X}" for b in v.encode()),
+    ),
+    "reversed": ("v[::-1]", lambda v: v[::-1]),
+    "spaced letters": ('" ".join(v)', lambda v: " ".join(v)),
+    "dotted letters": ('".".join(v)', lambda v: ".".join(v)),
+    "rot13": ('codecs.encode(v, "rot13")', lambda v: codecs.encode(v, "rot13")),
+    "split across two JSON fields": (
+        'json.dumps({"head": v[:6], "tail": v[6:]})',
+        lambda v: json.dumps({"head": v[:6], "tail": v[6:]}),
+    ),
+    "split across a JSON list": (
+        "json.dumps([v[:5], v[5:10], v[10:]])",
+        lambda v: json.dumps([v[:5], v[5:10], v[10:]]),
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry() -> Iterator[None]:
+    """The registry is process-wide: these tests start and end with it empty."""
+    forget_all()
+    yield
+    forget_all()
+
+
+def _home_text(home: Path) -> dict[str, bytes]:
+    """Every file under TAO_HOME but ``private/`` (owner-only, what a resume needs)."""
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in home.rglob("*")
+        if p.is_file() and "private" not in p.relative_to(home).parts
+    }
+
+
+@pytest.mark.parametrize("name", sorted(DISGUISES))
+def test_a_known_value_printed_in_disguise_leaves_through_no_channel_S5(
+    name: str, tao_cli: Any, tao_home: Path, chat_server: Any, tmp_path: Path
+) -> None:
+    """A sandboxed test prints the ``--pass-env`` value in disguise; no output channel
+    (the model's request, ``--json``, ``runs show``, ``runs export``, the run log on disk)
+    holds the disguised form."""
+    code, disguise = DISGUISES[name]
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_env.py").write_text(
+        "import base64, codecs, json, os\n\n"
+        "def test_env():\n"
+        '    v = os.environ["MY_SETTING"]\n'
+        f"    print('out:', {code})\n"
+        "    assert False\n"
+    )
+    chat_server.replies.extend(["Action: run_tests[test_env.py]", "Action: finish[done]"])
+    out = tao_cli(
+        "run", "run the tests", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--protocol", "text", "--tools", "tests", "--project", str(project),
+        "--pass-env", "MY_SETTING", "--json", env={"MY_SETTING": VALUE},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    run_id = json.loads(out.stdout)["run_id"]
+    observation = json.loads(out.stdout)["steps"][0]["observation"]
+    assert "out:" in observation and REDACTED in observation  # it ran, and was read
+    shown = {
+        "--json": out.stdout + out.stderr,
+        "model request": json.dumps(chat_server.requests),
+        "runs show --json": tao_cli("runs", "show", run_id, "--json").stdout,
+        "export": tao_cli("runs", "export", run_id).stdout,
+        "export --full": tao_cli("runs", "export", run_id, "--full").stdout,
+    }
+    disguised = disguise(VALUE)
+    # A JSON channel escapes quotes: look for the disguise as written there too.
+    needles = {disguised, json.dumps(disguised)[1:-1], VALUE}
+    leaks = [(n, k) for k, text in shown.items() for n in needles if n in text]
+    leaks += [
+        (n, k) for k, data in _home_text(tao_home).items() for n in needles if n.encode() in data
+    ]
+    assert leaks == [], leaks
+
+
+@pytest.mark.parametrize("name", sorted(DISGUISES))
+@pytest.mark.parametrize("value", ["Zq7hunter2horse", "p@ss/w0rd:Kx9!", "Ünïcødé-sëcret-42"])
+@pytest.mark.parametrize("around", ["{}", "log line: {} (end)", "x{}y", '{{"k": {}}}'])
+def test_every_disguise_of_any_known_value_anywhere_in_a_text_is_hidden_S8(
+    name: str, value: str, around: str
+) -> None:
+    """The class, not the example: other values (punctuation, non-ASCII), other
+    surroundings (glued to letters, inside JSON), each disguise."""
+    remember([value])
+    disguised = DISGUISES[name][1](value)
+    text = around.format(disguised)
+    out = redact(text)
+    assert REDACTED in out, (name, value, out)
+    assert disguised not in out and value not in out
+
+
+def test_ordinary_text_is_untouched_while_values_are_known_S8() -> None:
+    """Forms are searched, not guessed: prose, hex dumps, base64 of other data and JSON
+    with short strings stay as they are while values are registered."""
+    remember(["Zq7hunter2horse", "Kp4wallet9stone"])
+    texts = [
+        "The quick brown fox jumps over the lazy dog. 12 passed, 3 failed in 0.42s",
+        ":".join(f"{b:02x}" for b in b"an ordinary MAC-like dump"),
+        base64.b64encode(b"some other payload entirely" * 3).decode(),
+        json.dumps({"head": "hello", "tail": "world", "n": [1, 2, 3]}),
+        " ".join("an ordinary sentence spelled out"),
+    ]
+    for text in texts:
+        assert redact(text) == text
+
+
+#: A provider-shaped token (found by shape) and a secret-named variable's value (known).
+SHAPED = "ghp_" + "Ab3Xy9" * 6
+BAD_ARGUMENTS = {
+    "not an integer": ["run", "x", "--max-steps", "{secret}"],
+    "not a choice": ["runs", "export", "r1", "--format", "{secret}"],
+    "no such run": ["runs", "show", "{secret}"],
+    "not a number": ["run", "x", "--max-cost", "{secret}"],
+    "no such option": ["run", "x", "--{secret}"],
+}
+
+
+@pytest.mark.parametrize("secret", [SHAPED, VALUE])
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_a_secret_inside_a_bad_argument_is_not_echoed_by_the_cli_error_S8(
+    name: str, secret: str, tao_cli: Any
+) -> None:
+    """A key pasted in the wrong place (``--max-steps ghp_…``) is quoted back by click's
+    usage error; the real ``tao`` prints the error redacted, on stdout and stderr.
+    ``VALUE`` is known because it sits in a secret-named variable of tao's environment."""
+    args = [arg.format(secret=secret) for arg in BAD_ARGUMENTS[name]]
+    out = tao_cli(*args, env={"MY_API_TOKEN": VALUE})
+    assert out.returncode != 0
+    assert "Error" in out.stderr + out.stdout
+    assert secret not in out.stdout + out.stderr, out.stderr
