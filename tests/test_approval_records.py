@@ -92,6 +92,28 @@ def test_a_denial_records_its_reason_and_the_person_S3(
     assert not (tmp_path / "notes.txt").exists()
 
 
+def test_an_approval_records_its_reason_too_S3_M3(
+    tao_cli: Any, replay: Replay, tmp_path: Path
+) -> None:
+    """``tao runs approve --reason``: why a call was allowed is part of the record (issue 30:
+    who, when, from where, and the reason), in runs show, export and --json alike."""
+    run_id = _paused(tao_cli, replay, tmp_path)
+    why = "the weekly report needs it"
+    approved = tao_cli("runs", "approve", run_id, "--reason", f"  {why} ", env=_as("di-approver"))
+    assert approved.returncode == 0, approved.stderr
+    resumed = tao_cli("resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    record = resumed.json()["steps"][0]["approval"]
+    assert (record["approved"], record["by"], record["via"], record["reason"]) == (
+        True, "di-approver", "cli", why,
+    )  # fmt: skip
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "hello\n"  # it still ran
+    shown = tao_cli("runs", "show", run_id).stdout
+    assert "approved by di-approver via cli at " in shown and f": {why}" in shown
+    exported = [json.loads(line) for line in tao_cli("runs", "export", run_id).stdout.splitlines()]
+    assert exported[1]["approval"] == record
+
+
 def test_the_terminal_prompt_records_who_answered_it_S3(
     tmp_path: Path, tao_home: Path, replay: Replay, tao_cli: Any
 ) -> None:

@@ -71,3 +71,47 @@ def test_eval_tables_at_a_narrow_terminal_wrap_and_never_cut_M3(
             assert re.search(rf"(^|\s){re.escape(header)}(\s|$)", table, re.M), (header, screen)
         assert re.search(r"(^|\s)react(\s|$)", table, re.M) and "27.4" in table, screen
         assert "100.0" in table and "unknown" in table, screen
+
+
+LONG_PATH = "docs/summaries/of/the/project/longest-files-summary-for-the-weekly-report.md"
+LONG_WRITE = (
+    "Thought: I will write the summary into a file deep in the docs folder, for the report.\n"
+    f'Action: write_file(path="{LONG_PATH}", content="# Summary\\nThe three longest files '
+    'are listed here, on a line that goes well past eighty columns of any terminal.\\n")'
+)
+
+
+@pytest.mark.parametrize("columns", [80])
+def test_runs_show_and_approve_at_a_narrow_terminal_wrap_and_never_cut_S3_M3(
+    columns: int, tmp_path: Path, tao_home: Path, replay: Replay, tao_cli: Any
+) -> None:
+    """What a person reads before and after deciding (``tao runs show`` of a paused run, its
+    diff, ``tao runs approve``, the decision record) is whole at 80 columns: the full run id
+    to copy, every word of the task, the path and the reason wrapped, never cut."""
+    script = replay([LONG_WRITE, "Thought: done.\nAction: finish[written]"])
+    options = ["--tools", "write", "--project", str(tmp_path), "--no-input", "--json"]
+    run_id = tao_cli("run", LONG_TASK, "--model", f"replay:{script}", *options).json()["run_id"]
+    env = terminal_env({**os.environ, "TAO_HOME": str(tao_home)}, columns=columns)
+    reason = "the weekly report reads exactly this file and nothing else in the docs folder"
+
+    def screen(*command: str) -> str:
+        with Terminal([sys.executable, "-m", "tao", *command], env=env, columns=columns) as t:
+            assert t.finish() == 0, t.plain()[-2000:]
+            text = t.screen_text()
+        assert "…" not in text.replace("'…'", ""), text  # the deny hint's placeholder only
+        assert all(len(line) <= columns for line in text.splitlines())
+        return text
+
+    def joined(text: str) -> str:  # the screen as one string: a wrapped word reads whole
+        return "".join(line.strip(" │") for line in text.splitlines())
+
+    waiting = screen("runs", "show", run_id[:8])
+    assert run_id in waiting and "awaiting_approval" in waiting, waiting
+    assert all(word in waiting.split() for word in LONG_TASK.split()), waiting
+    assert LONG_PATH in joined(waiting) and "+# Summary" in waiting, waiting
+    approved = screen("runs", "approve", run_id, "--reason", reason)
+    assert LONG_PATH in joined(approved), approved
+    assert tao_cli("resume", run_id, "--no-input").returncode == 0
+    done = screen("runs", "show", run_id)
+    assert "status finished" in done and "approved by " in done, done
+    assert reason.replace(" ", "") in joined(done).replace(" ", ""), done

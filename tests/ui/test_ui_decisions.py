@@ -75,7 +75,7 @@ def test_a_decision_through_the_json_endpoint_says_api_S3(
     calls = [value for name, value in ui.form(run_id) if name == "call"]
     request = urllib.request.Request(
         f"{ui.origin}/runs/{run_id}/approve",
-        data=json.dumps({"call": calls}).encode(),
+        data=json.dumps({"call": calls, "reason": "the nightly job wrote it"}).encode(),
         method="POST",
         headers={"Content-Type": "application/json", "X-CSRF-Token": ui.csrf()}
         | {"Origin": ui.origin},
@@ -86,6 +86,7 @@ def test_a_decision_through_the_json_endpoint_says_api_S3(
     page.locator(".run-head .badge", has_text="finished").wait_for(timeout=60_000)
     note = page.locator("article.step .decision").inner_text()
     assert note.startswith("approved by kim-with-a-script via api at "), note
+    assert note.endswith(": the nightly job wrote it"), note  # an approval's reason is kept
 
 
 def _record(run_id: str, status: Status, *, parent: str | None = None, cost: float | None = None,

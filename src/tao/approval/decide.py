@@ -114,11 +114,16 @@ def approve_run(
     store: Store | None = None,
     via: Via = "python",
     by: str | None = None,
+    reason: str | None = None,
 ) -> str:
     """Approve the waiting calls (all, or those ``calls`` names); returns the full run id.
 
-    The run log records who (``by``, default: this OS user), when and from where (``via``)."""
-    return _decide(run_id, Approval.taken(True, via, by), store, calls)
+    The run log records who (``by``, default: this OS user), when, from where (``via``) and,
+    when given, why (``reason``: an approval is accountable too, not only a denial)."""
+    record = Approval.taken(True, via, by)
+    if reason and reason.strip():
+        record = dataclasses.replace(record, reason=reason.strip())
+    return _decide(run_id, record, store, calls)
 
 
 def deny_run(

@@ -77,18 +77,11 @@ def _next_step(run_id: str) -> str:
 
 @click.command("approve")
 @click.argument("run_id")
+@click.option("--reason", help="Why it may run; recorded with who approved it, when and where.")
 @_CALL_OPTION
-def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
+def approve_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Approve the calls a paused run waits on; then `tao resume RUN_ID` runs them."""
-    from tao.approval.decide import approve_run
-
-    try:
-        full = approve_run(run_id, calls=calls or None, via="cli")
-        echo(f"approved the waiting call(s) of run {full}:")
-        _show_pending(full)
-        echo(_next_step(full))
-    except TaoError as error:
-        raise cli_error(error) from None
+    _decide(run_id, reason, calls, approve=True)
 
 
 @click.command("deny")
@@ -97,11 +90,23 @@ def approve_command(run_id: str, calls: tuple[str, ...]) -> None:
 @_CALL_OPTION
 def deny_command(run_id: str, reason: str | None, calls: tuple[str, ...]) -> None:
     """Deny the calls a paused run waits on; the model is told and goes on after resume."""
-    from tao.approval.decide import deny_run
+    _decide(run_id, reason, calls, approve=False)
+
+
+def _decide(run_id: str, reason: str | None, calls: tuple[str, ...], *, approve: bool) -> None:
+    """Record the decision (who: this OS user, via: cli), then say what comes next; an
+    approval repeats the calls it lets run, so the person sees what they said yes to."""
+    from tao.approval.decide import approve_run, deny_run
 
     try:
-        full = deny_run(run_id, reason, calls=calls or None, via="cli")
-        echo(f"denied the waiting call(s) of run {full}; {_next_step(full)}")
+        if approve:
+            full = approve_run(run_id, calls=calls or None, via="cli", reason=reason)
+            echo(f"approved the waiting call(s) of run {full}:")
+            _show_pending(full)
+            echo(_next_step(full))
+        else:
+            full = deny_run(run_id, reason, calls=calls or None, via="cli")
+            echo(f"denied the waiting call(s) of run {full}; {_next_step(full)}")
     except TaoError as error:
         raise cli_error(error) from None
 

@@ -180,7 +180,7 @@ class Resumer:
         its per-process token, so that is the person deciding."""
         store = self.store
         if approve:
-            run_id = approvals.approve_run(run_id, calls=calls, store=store, via=via)
+            run_id = approvals.approve_run(run_id, calls=calls, store=store, via=via, reason=reason)
         else:
             run_id = approvals.deny_run(run_id, reason, calls=calls, store=store, via=via)
         waiting = approvals.pending_calls(run_id, store=self.store)
