@@ -26,7 +26,6 @@ from tao.cli.settings import config_values, setting_options, split_options
 from tao.cli.terminal import console, echo
 from tao.cli.usage import cli_error
 from tao.errors import ResumeError, TaoError
-from tao.redact.structured import redact_json
 from tao.store.factory import open_store
 
 if TYPE_CHECKING:
@@ -37,24 +36,11 @@ def _show_pending(run_id: str) -> None:
     """The calls just decided, as ``tao run``'s prompt and ``tao runs show`` show them
     (Thought, call, effects, the child run that holds it, the diff), redacted (S8)."""
     from tao.approval.decide import pending_calls
-    from tao.cli.render import render_pending
+    from tao.cli.render import render_pending_call
 
     out = console()
     for waiting in pending_calls(run_id):
-        call = waiting.call
-        arguments = redact_json(call.arguments)  # by key too, as every other surface (S8)
-        out.print(
-            render_pending(
-                call.tool,
-                arguments if isinstance(arguments, dict) else {},
-                call.effects,
-                call.preview,
-                call.id,
-                call.warning,
-                call.thought,
-                call.origin,
-            )
-        )
+        out.print(render_pending_call(waiting.call))
 
 
 _CALL_OPTION = click.option(

@@ -38,6 +38,7 @@ from tao.format import (
 from tao.redact.scan import redact
 from tao.redact.structured import redact_json
 from tao.state.compaction import Compaction
+from tao.state.config import PendingCall
 from tao.state.jsontypes import JSON, JSONObject
 from tao.state.result import RunResult, Status, Step, StepKind
 
@@ -261,6 +262,22 @@ def render_pending(
 _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
 
 
+def render_pending_call(call: PendingCall) -> RenderableType:
+    """:func:`render_pending` of a recorded waiting call (``runs show``, ``runs approve``),
+    its arguments redacted by key first, as every other surface shows them (S8)."""
+    arguments = redact_json(call.arguments)
+    return render_pending(
+        call.tool,
+        arguments if isinstance(arguments, dict) else {},
+        call.effects,
+        call.preview,
+        call.id,
+        call.warning,
+        call.thought,
+        call.origin,
+    )
+
+
 def render_result_footer(result: RunResult, *, status: str | None = None) -> RenderableType:
     """How the run ended: status, answer or error, and what the whole run cost."""
     result = safe_result(result)
@@ -286,19 +303,7 @@ def render_result_footer(result: RunResult, *, status: str | None = None) -> Ren
         )
     if result.error:
         parts.append(Text.assemble(("Error: ", "bold red"), (result.error, "red")))
-    for call in result.pending or ():
-        parts.append(
-            render_pending(
-                call.tool,
-                call.arguments,
-                call.effects,
-                call.preview,
-                call.id,
-                call.warning,
-                call.thought,
-                call.origin,
-            )
-        )
+    parts.extend(render_pending_call(call) for call in result.pending or ())
     note = _unfinished_note(result, shown)
     if note:
         parts.append(Text(note, style="yellow"))
