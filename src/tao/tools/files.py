@@ -24,6 +24,7 @@ from tao.tools.base import Tool, make_tool
 from tao.tools.nearby import nearby
 from tao.tools.paths import (
     SECRET_DIRS,
+    MissingPathError,
     act_path,
     is_secret_name,
     is_secret_path,
@@ -161,21 +162,10 @@ def _list(root: Path, raw: str) -> str:
     return "\n".join([header, *lines, *notes])
 
 
-def _names_nothing(root: Path, raw: str, error: ToolError) -> bool:
-    """Whether ``error`` says that ``raw`` names no file or folder of the project."""
-    text = raw.strip()
-    if not text or "\x00" in text or not str(error).endswith("use list_files to see what does"):
-        return False
-    try:
-        return not os.path.lexists(root / text)
-    except (OSError, ValueError):
-        return False
-
-
 def _read_missing(root: Path, raw: str, error: ToolError) -> ToolError:
     """``error`` again, or, when ``raw`` names nothing, the paths it probably meant
     (:mod:`tao.tools.nearby`) and the call that reads the first."""
-    guesses = nearby(root, raw, SKIPPED_DIRS) if _names_nothing(root, raw, error) else []
+    guesses = nearby(root, raw, SKIPPED_DIRS) if isinstance(error, MissingPathError) else []
     if not guesses:
         return error
     text, first = raw.strip(), guesses[0]
@@ -193,11 +183,8 @@ def _list_matches(root: Path, raw: str, error: ToolError) -> str:
     """For a ``raw`` that names nothing, a listing of the paths it matches (``*.csv``,
     ``.csv``, ``sales``, a near spelling): a small model asks ``list_files`` to find
     files, and this answers that question instead of only refusing it."""
-    guesses = (
-        nearby(root, raw, SKIPPED_DIRS, limit=LIST_MATCHES)
-        if _names_nothing(root, raw, error)
-        else []
-    )
+    missing = isinstance(error, MissingPathError)
+    guesses = nearby(root, raw, SKIPPED_DIRS, limit=LIST_MATCHES) if missing else []
     if not guesses:
         raise error
     return "\n".join([f"Paths that match {raw.strip()!r}:", *guesses])

@@ -65,11 +65,10 @@ def nearby(
         return []
     entries = _entries(root, skipped)
     plain = [e.rstrip("/") for e in entries]
-    picked: list[str] = []
+    picked: dict[str, None] = {}  # ordered, and a membership test in constant time
 
     def add(entry: str) -> None:
-        if entry not in picked:
-            picked.append(entry)
+        picked.setdefault(entry)
 
     normal = posixpath.normpath(text) if text not in (".", "") else text
     glued = [
@@ -94,4 +93,4 @@ def nearby(
     want = PurePath(normal).name.casefold()
     for close in difflib.get_close_matches(want, list(names), n=limit, cutoff=0.75):
         add(names[close])
-    return picked[:limit]
+    return list(picked)[:limit]

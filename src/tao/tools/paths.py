@@ -235,6 +235,12 @@ def _refuse_root(folder: int) -> int:
     raise ToolError("give a file path, not the project folder")
 
 
+class MissingPathError(ToolError):
+    """A checked path inside the project names nothing (``ENOENT`` on the walk): the one
+    refusal a file tool may answer with the paths that were probably meant
+    (:mod:`tao.tools.nearby`); every other refusal stands as it is."""
+
+
 def _explain(shown: str, error: OSError) -> ToolError:
     """A clear refusal for what walking a checked path can meet."""
     if error.errno in (errno.ELOOP, errno.EMLINK):
@@ -242,7 +248,7 @@ def _explain(shown: str, error: OSError) -> ToolError:
     if error.errno == errno.ENOTDIR:
         return ToolError(f"{shown!r}: a folder on the way is not a folder (or is a link)")
     if error.errno == errno.ENOENT:
-        return ToolError(f"{shown!r} does not exist; use list_files to see what does")
+        return MissingPathError(f"{shown!r} does not exist; use list_files to see what does")
     if error.errno == errno.EISDIR:
         return ToolError(f"{shown!r} is a folder")
     return ToolError(f"{shown!r} cannot be opened: {error.strerror}")
