@@ -17,16 +17,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.fakes.otlp import OtlpReceiver
 from tests.fakes.terminal import Terminal, terminal_env
+from tests.security.stored import home_files
 
 from tao.redact import REDACTED, redact
-from tao.redact.known import forget_all, remember, remember_environment
+from tao.redact.known import remember, remember_environment
 from tao.telemetry.attributes import CAPTURE_VARIABLE
 
 Replay = Callable[[list[str]], Path]
@@ -45,21 +46,7 @@ ECHOES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean_registry() -> Iterator[None]:
-    """The registry is process-wide: these tests start and end with it empty."""
-    forget_all()
-    yield
-    forget_all()
-
-
-def _home_text(home: Path) -> dict[str, bytes]:
-    """Every file under TAO_HOME but ``private/`` (owner-only, the real values a resume needs)."""
-    return {
-        str(p.relative_to(home)): p.read_bytes()
-        for p in home.rglob("*")
-        if p.is_file() and "private" not in p.relative_to(home).parts
-    }
+pytestmark = pytest.mark.usefixtures("clean_known_registry")
 
 
 @pytest.mark.parametrize("echo", sorted(ECHOES))
@@ -97,7 +84,7 @@ def test_a_passed_env_value_a_test_prints_leaves_through_no_channel_S5(
     }
     for secret in (VALUE, URL_PASSWORD):
         leaks = [name for name, text in shown.items() if secret in text]
-        leaks += [name for name, data in _home_text(tao_home).items() if secret.encode() in data]
+        leaks += [name for name, data in home_files(tao_home).items() if secret.encode() in data]
         assert leaks == [], (secret, leaks)
 
 
@@ -183,7 +170,7 @@ def test_an_eval_records_and_reports_answers_redacted_S8(
     assert records and REDACTED in (records[0]["answer"] or "")
     for secret in (OPENAI, GITHUB, VALUE):
         assert secret not in out.stdout + out.stderr + report.stdout + report.stderr
-        leaks = [name for name, data in _home_text(tao_home).items() if secret.encode() in data]
+        leaks = [name for name, data in home_files(tao_home).items() if secret.encode() in data]
         assert leaks == [], (secret, leaks)
 
 
@@ -201,7 +188,7 @@ def test_a_model_error_echoing_the_key_is_redacted_on_every_channel_S8(
     assert "rejected" in outs[1].stdout + outs[1].stderr
     for out in outs:
         assert OPENAI not in out.stdout + out.stderr
-    assert [name for name, data in _home_text(tao_home).items() if OPENAI.encode() in data] == []
+    assert [name for name, data in home_files(tao_home).items() if OPENAI.encode() in data] == []
 
 
 def test_otel_spans_with_content_capture_hold_no_known_or_shaped_secret_S8(

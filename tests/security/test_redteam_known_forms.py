@@ -16,14 +16,15 @@ from __future__ import annotations
 import base64
 import codecs
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.security.stored import home_files
 
 from tao.redact import REDACTED, redact
-from tao.redact.known import forget_all, remember
+from tao.redact.known import remember
 
 VALUE = "Zq7hunter2horse"
 
@@ -73,21 +74,7 @@ DISGUISES: dict[str, tuple[str, Callable[[str], str]]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean_registry() -> Iterator[None]:
-    """The registry is process-wide: these tests start and end with it empty."""
-    forget_all()
-    yield
-    forget_all()
-
-
-def _home_text(home: Path) -> dict[str, bytes]:
-    """Every file under TAO_HOME but ``private/`` (owner-only, what a resume needs)."""
-    return {
-        str(p.relative_to(home)): p.read_bytes()
-        for p in home.rglob("*")
-        if p.is_file() and "private" not in p.relative_to(home).parts
-    }
+pytestmark = pytest.mark.usefixtures("clean_known_registry")
 
 
 @pytest.mark.parametrize("name", sorted(DISGUISES))
@@ -129,7 +116,7 @@ def test_a_known_value_printed_in_disguise_leaves_through_no_channel_S5(
     needles = {disguised, json.dumps(disguised)[1:-1], VALUE}
     leaks = [(n, k) for k, text in shown.items() for n in needles if n in text]
     leaks += [
-        (n, k) for k, data in _home_text(tao_home).items() for n in needles if n.encode() in data
+        (n, k) for k, data in home_files(tao_home).items() for n in needles if n.encode() in data
     ]
     assert leaks == [], leaks
 
