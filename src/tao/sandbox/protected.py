@@ -37,11 +37,33 @@ from pathlib import Path
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 #: Compiled Python: a cache Python regenerates, so one the child wrote is simply removed.
 COMPILED_SUFFIXES = (".pyc", ".pyo")
+#: Python's compiled-module folder: one that is a symlink sends its reads elsewhere.
+PYCACHE = "__pycache__"
 #: The file that makes a folder a Python virtual environment.
 VENV_MARKER = "pyvenv.cfg"
 #: Entries visited at most per search, and its time; past either the folder stays read-only.
 MAX_ENTRIES = 50_000
 MAX_SECONDS = 2.0
+
+
+def outermost(writable: Iterable[Path]) -> list[Path]:
+    """The writable folders to bind, resolved: those not inside another one, by name or
+    by where they lead. A folder inside a writable one can be replaced from within the
+    sandbox (renamed away, a symlink to HOME in its place); resolved at the next start,
+    it would open that target. The outer bind already covers it, so it is never bound on
+    its own, whatever it has become (issue 26)."""
+    places = {(Path(os.path.abspath(path)), Path(os.path.realpath(path))) for path in writable}
+    kept: set[Path] = set()
+    for path, real in places:
+        if not any(
+            other in path.parents
+            or other in real.parents
+            or target in path.parents
+            or target in real.parents
+            for other, target in places
+        ):
+            kept.add(real)
+    return sorted(kept)
 
 
 def later_run(
@@ -98,7 +120,7 @@ def _search(
                 (links if stat.S_ISLNK(info.st_mode) else found).append(Path(entry.path))
             elif stat.S_ISDIR(info.st_mode):
                 stack.append(Path(entry.path))
-            elif entry.name.casefold().endswith(COMPILED_SUFFIXES):
+            elif entry.name.casefold().endswith(COMPILED_SUFFIXES) or entry.name == PYCACHE:
                 signature = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
                 compiled.append((Path(entry.path), signature))
     if (folder / VENV_MARKER).is_file():
@@ -175,7 +197,7 @@ class Sweep:
     server has ended, when nothing can make them again."""
 
     def __init__(self, folders: Iterable[Path], who: str, maker: str) -> None:
-        self.folders = [Path(os.path.realpath(folder)) for folder in folders]
+        self.folders = outermost(folders)  # never a folder inside one, see there
         self.who, self.maker = who, maker
         self.before = snapshot(self.folders)
 
