@@ -154,6 +154,13 @@ for pid in sorted(set(range(1, 4097)) | {@PID@, @PPID@} - {os.getpid()}):
     for fd in range(10) if handle >= 0 else ():
         if libc.syscall(438, handle, fd, 0) >= 0:
             print('GOT fd', pid, fd)
+for pid in inside:
+    for name in ('mem', 'environ', 'fd/0', 'root/etc/hostname'):
+        try:
+            open(f'/proc/{pid}/{name}', 'r+b' if name == 'mem' else 'rb').close()
+            print('GOT open', pid, name) if pid != os.getpid() else None
+        except OSError:
+            pass
 print('INIT', libc.ptrace(16, 1, 0, 0), ctypes.get_errno())
 print('CHECKED', len(inside))
 """
@@ -165,8 +172,10 @@ def test_no_process_inside_or_outside_the_sandbox_can_be_traced_or_read_S10(
     """A test attaches (PTRACE_ATTACH, PTRACE_SEIZE), reads and writes memory
     (process_vm_readv/writev, /proc/PID/mem at the very address where tao holds a secret)
     and takes open files (pidfd_getfd) of every pid 1-4096, tao's host pid and its
-    parent's: tao is not in its PID namespace, and bubblewrap's init, which shares the
-    test's uid for an ordinary user, refuses with EPERM (a seccomp filter)."""
+    parent's, and opens the /proc files (mem for writing, environ, fds, root) of every
+    process it sees: tao is not in its PID namespace; bubblewrap's init, which shares the
+    test's uid for an ordinary user, refuses with EPERM (a seccomp filter) and its /proc
+    entry is hidden."""
     marker = "PTRACE-" + os.urandom(8).hex()
     body = f"MARK = {marker!r}\n" + PTRACE
     output = attack(who, world["project"], body, marker=marker)
@@ -472,3 +481,30 @@ def test_a_planted_pytest_cache_never_chooses_what_runs_S11(world: dict[str, Pat
     (project / "pytest.ini").write_text("[pytest]\naddopts = -p cacheprovider --lf\n")
     with pytest.raises(ToolError, match="cacheprovider"):
         run_tests.invoke({"path": "tests/test_attack.py"})
+
+
+NESTED = """
+for path in ('.git/hooks/pre-commit', '.git/hooks/x/../post-checkout',
+             '.venv/lib/site-packages/evil.pth', '.venv/lib/site-packages/sitecustomize.py'):
+    try:
+        open(path, 'w').write('touch /tmp/pwned'); print('WROTE', path)
+    except OSError as error:
+        print('NO', path, type(error).__name__)
+"""
+
+
+def test_a_writable_folder_inside_git_or_a_venv_stays_read_only_S10(
+    world: dict[str, Path], who: str
+) -> None:
+    """A writable folder *inside* what runs later (a policy rule for `.git/hooks/**` or
+    `.venv/lib/**`, folders the file tools never write): the protection found from
+    above applies to it too, so no hook or `.pth` lands."""
+    project = world["project"]
+    (project / ".git" / "hooks" / "x").mkdir(parents=True)
+    (project / ".venv" / "lib" / "site-packages").mkdir(parents=True)
+    (project / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    writable = (project / ".git" / "hooks", project / ".venv" / "lib")
+    output = attack(who, project, NESTED, writable)
+    assert len(printed(output, "NO ")) == 4 and printed(output, "WROTE") == [], output
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert not list((project / ".venv").rglob("*.pth"))

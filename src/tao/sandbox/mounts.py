@@ -5,7 +5,7 @@ list of things to hide:
 
 1. the system, read-only: ``/usr``, ``/etc`` and the ``/bin``, ``/sbin``, ``/lib*``
    links or folders; a fresh ``/proc`` (the sandbox's own PID namespace; its kernel
-   settings read-only) and ``/dev``;
+   settings read-only, and ``/proc/1``, bubblewrap's init, hidden) and ``/dev``;
 2. a private ``/tmp`` (a tmpfs of bounded size) with an empty HOME in it;
 3. read-only: the Python installation tao runs on (its prefixes and ``sys.path``)
    and the folders the caller names (the project, an MCP server's files);
@@ -191,7 +191,9 @@ def mount_args(
     folders made to hold binds 0755 (never a host folder)."""
     system = [_real(Path(name)) for name in SYSTEM if os.path.isdir(name)]
     covered = list(system)
-    args = [*_system(), "--proc", "/proc", "--dev", "/dev"]
+    # /proc/1 hidden: bubblewrap's init shares the child's uid for an ordinary user, and its
+    # /proc/1/mem would let a test rewrite the process that ties the sandbox to tao's life
+    args = [*_system(), "--proc", "/proc", "--tmpfs", "/proc/1", "--dev", "/dev"]
     args += _kernel_settings()
     tmp_mode, home_mode = (["--perms", "1777"], ["--perms", "0777"]) if shared_tmp else ([], [])
     args += [*tmp_mode, "--size", str(tmp_bytes), "--tmpfs", SANDBOX_TMP]

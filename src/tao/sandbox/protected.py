@@ -90,8 +90,10 @@ def _search(
     folder: Path, max_entries: int, max_seconds: float
 ) -> tuple[list[Path], list[Path], list[Entry]]:
     """VCS metadata and virtual environments under ``folder`` (``[folder]`` past the
-    bounds or when it is one itself), symlinks of a VCS name (never followed), and
-    compiled Python files with their signatures."""
+    bounds or when it is one itself or lies inside one), symlinks of a VCS name (never
+    followed), and compiled Python files with their signatures."""
+    if _inside_later_run(folder):
+        return [folder], [], []
     deadline = time.monotonic() + max_seconds
     found: list[Path] = []
     links: list[Path] = []
@@ -126,6 +128,16 @@ def _search(
     if (folder / VENV_MARKER).is_file():
         return [folder], [], []  # the writable folder is itself a virtual environment
     return found, links, compiled
+
+
+def _inside_later_run(folder: Path) -> bool:
+    """Whether ``folder`` is, or lies inside, version-control metadata or a virtual
+    environment: a writable ``.git/hooks`` or ``.venv/lib`` (a policy rule for a folder
+    the file tools never write) must not open what the search protects from above."""
+    for place in (folder, *folder.parents):
+        if place.name in VCS_NAMES or (place / VENV_MARKER).is_file():
+            return True
+    return False
 
 
 def _entries(folder: Path) -> list[Entry]:
