@@ -508,3 +508,46 @@ def test_a_writable_folder_inside_git_or_a_venv_stays_read_only_S10(
     assert len(printed(output, "NO ")) == 4 and printed(output, "WROTE") == [], output
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
     assert not list((project / ".venv").rglob("*.pth"))
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        ("pytest.toml", '[pytest]\naddopts = ["--junitxml=/tmp/tao-outside.xml"]\n'),
+        ("pytest.toml", '[pytest]\naddopts = "-p evil"\n'),
+        (".pytest.toml", '[pytest]\naddopts = ["-o", "cache_dir=/tmp/tao-outside"]\n'),
+        (".pytest.toml", '[pytest]\nfilterwarnings = ["error::evil.Warn"]\n'),
+        ("tests/pytest.toml", '[pytest]\naddopts = ["--basetemp=../../escape"]\n'),
+    ],
+)
+def test_pytest_9_toml_configurations_are_checked_like_the_others_S10(
+    world: dict[str, Path], file: str, text: str
+) -> None:
+    """pytest 9 reads `pytest.toml` and `.pytest.toml` (a `[pytest]` table) before any
+    other configuration: their options that write outside the project or load a module
+    by name are refused as those of `pytest.ini` are, with a reason the model can read."""
+    from tao.tools.tests import test_tools
+
+    project = world["project"]
+    (project / "evil.py").write_text("class Warn(Warning):\n    pass\n")
+    (project / file).parent.mkdir(parents=True, exist_ok=True)
+    (project / file).write_text(text)
+    (project / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    (run_tests,) = test_tools(project)
+    with pytest.raises(ToolError, match="run_tests refuses"):
+        run_tests.invoke({"path": "tests/test_ok.py"})
+    assert not Path("/tmp/tao-outside.xml").exists() and not (world["tmp"] / "escape").exists()
+
+
+def test_a_malformed_pyproject_table_is_no_crash_S10(world: dict[str, Path]) -> None:
+    """`tool = 1` or `[tool] pytest = "x"` in pyproject.toml: the options check reads no
+    table there (pytest itself then reports the file), and never fails with a traceback."""
+    from tao.tools.tests import test_tools
+
+    project = world["project"]
+    (project / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    (run_tests,) = test_tools(project)
+    for text in ("tool = 1\n", '[tool]\npytest = "x"\n'):
+        (project / "pyproject.toml").write_text(text)
+        output = run_tests.invoke({"path": "tests/test_ok.py"})
+        assert "[run_tests: pytest tests/test_ok.py exited with code" in output, output
