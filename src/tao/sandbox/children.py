@@ -65,15 +65,16 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def kill_group(pid: int) -> None:
-    """Kill a process group and, first, the direct children of its leader ``pid``; one
-    that is already gone is fine.
+def kill_group(pid: int, *, children: bool = True) -> None:
+    """Kill a process group and, first (``children``), the direct children of its leader
+    ``pid``; one that is already gone is fine. Pass ``children=False`` once the leader
+    has been reaped: its pid may then name another process, whose children are not ours.
 
     The leader of a sandboxed child is bubblewrap's monitor; its child is the sandbox's
     init, in a session of its own, which dies with its parent only through a
     parent-death signal a traced init could lose. Killed by pid, the init takes its
     whole PID namespace with it, whatever was done to it (issue 26)."""
-    for child in children_of(pid):
+    for child in children_of(pid) if children else ():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(child, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -78,8 +78,9 @@ class _TailReader(threading.Thread):
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started (it leads its own session)."""
-    kill_group(process.pid)
+    """Kill the child and everything it started (it leads its own session; the sandbox's
+    init, its child, by pid while the child is not yet reaped)."""
+    kill_group(process.pid, children=process.poll() is None)
 
 
 def _wait(
