@@ -551,3 +551,31 @@ def test_a_malformed_pyproject_table_is_no_crash_S10(world: dict[str, Path]) -> 
         (project / "pyproject.toml").write_text(text)
         output = run_tests.invoke({"path": "tests/test_ok.py"})
         assert "[run_tests: pytest tests/test_ok.py exited with code" in output, output
+
+
+FLOOD = """
+os.makedirs('junk', exist_ok=True)
+for index in range(60_000):
+    open(f'junk/{index}', 'w').close()
+os.makedirs('.git', exist_ok=True)
+open('.git/config', 'w').write('[core]\\n\\tfsmonitor = touch /tmp/pwned\\n')
+os.makedirs('__pycache__', exist_ok=True)
+open(f'__pycache__/helper.{sys.implementation.cache_tag}.pyc', 'wb').write(b'x')
+print('FLOODED', sys.flags.dont_write_bytecode)
+"""
+
+
+def test_flooding_a_writable_folder_past_the_search_bound_hides_nothing_S10(
+    world: dict[str, Path],
+) -> None:
+    """A test creates 60,000 empty files (past the 50,000 entries the protection search
+    visits) and then a `.git` with `core.fsmonitor` and a compiled module: the search
+    after the call gave up and the `.git` stayed for the person's next `git status`.
+    It has no bound now, and both are removed; pytest itself writes no `__pycache__`
+    (`-B`: `-I` ignores PYTHONDONTWRITEBYTECODE)."""
+    project = world["project"]
+    output = attack("as-invoked", project, FLOOD, (project,))
+    assert printed(output, "FLOODED") == ["FLOODED 1"], output
+    assert not (project / ".git").exists(), output
+    assert not list(project.rglob("*.pyc")), output
+    assert "removed .git" in output, output

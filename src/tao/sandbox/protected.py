@@ -26,6 +26,7 @@ entries or :data:`MAX_SECONDS`, the whole writable folder is bound read-only ins
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import stat
@@ -87,7 +88,7 @@ Entry = tuple[Path, str]
 
 
 def _search(
-    folder: Path, max_entries: int, max_seconds: float
+    folder: Path, max_entries: float, max_seconds: float
 ) -> tuple[list[Path], list[Path], list[Entry]]:
     """VCS metadata and virtual environments under ``folder`` (``[folder]`` past the
     bounds or when it is one itself or lies inside one), symlinks of a VCS name (never
@@ -140,15 +141,23 @@ def _inside_later_run(folder: Path) -> bool:
     return False
 
 
-def _entries(folder: Path) -> list[Entry]:
-    """What :func:`_search` finds in ``folder``, each with its signature."""
-    found, links, compiled = _search(folder, MAX_ENTRIES, MAX_SECONDS)
+#: Entries the search before a child may visit: far past :data:`MAX_ENTRIES`, so a
+#: folder the mount's search found small enough to bind writable is always snapshotted
+#: (a time bound could disagree between the two searches; an entry count cannot).
+SNAPSHOT_ENTRIES = 1_000_000
+
+
+def _entries(folder: Path, max_entries: float) -> list[Entry]:
+    """What :func:`_search` finds in ``folder``, each with its signature; no time bound."""
+    found, links, compiled = _search(folder, max_entries, math.inf)
     return [*((path, "") for path in (*found, *links)), *compiled]
 
 
 def snapshot(folders: Iterable[Path]) -> frozenset[Entry]:
     """Every entry :func:`planted` may later call new, found before the child runs."""
-    return frozenset(entry for folder in folders for entry in _entries(folder))
+    return frozenset(
+        entry for folder in folders for entry in _entries(folder, SNAPSHOT_ENTRIES)
+    )
 
 
 def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
@@ -157,13 +166,16 @@ def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
     size and mtime, which ``git diff`` never shows) in ``folders`` that were not there
     ``before`` (:func:`snapshot`): made by the child, they would run later with the
     person's authority. A symlink counts as itself, never its target (a link to ``src``
-    must not make ``src`` look new). A folder that was read-only whole (the search past
-    its bounds) had nothing created in it."""
+    must not make ``src`` look new). A folder that was read-only whole (a virtual
+    environment, inside VCS metadata, or past :data:`SNAPSHOT_ENTRIES` before) had nothing
+    created in it. The search after the child has no bound: a test that floods its folder
+    past the mount's bound (60,000 empty files, then a ``.git``) must not make the search
+    give up, and listing what the child made costs far less than the child paid making it."""
     new: list[Path] = []
     for folder in folders:
         if (folder, "") in before:
             continue
-        entries = _entries(folder)
+        entries = _entries(folder, math.inf)
         if entries == [(folder, "")]:
             continue
         new += [path for path, signature in entries if (path, signature) not in before]
