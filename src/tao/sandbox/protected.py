@@ -155,9 +155,7 @@ def _entries(folder: Path, max_entries: float) -> list[Entry]:
 
 def snapshot(folders: Iterable[Path]) -> frozenset[Entry]:
     """Every entry :func:`planted` may later call new, found before the child runs."""
-    return frozenset(
-        entry for folder in folders for entry in _entries(folder, SNAPSHOT_ENTRIES)
-    )
+    return frozenset(entry for folder in folders for entry in _entries(folder, SNAPSHOT_ENTRIES))
 
 
 def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
