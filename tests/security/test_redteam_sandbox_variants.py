@@ -331,7 +331,8 @@ print('ENV', sorted(name for name in os.environ if name.startswith('PYTHON')))
 
 
 PLANT_STARTUP = """
-for path in ('.pyuser/lib/python3/site-packages/evil.pth', '.pyuser/bin/git'):
+for path in ('.pyuser/lib/python3/site-packages/evil.pth', '.pyuser/bin/git',
+             'pylib/sitecustomize.py', 'pylib/evil.pth'):
     try:
         open(path, 'w').write('import os; os.system("touch /tmp/pwned")\\n'); print('WROTE', path)
     except OSError as error:
@@ -342,16 +343,20 @@ for path in ('.pyuser/lib/python3/site-packages/evil.pth', '.pyuser/bin/git'):
 def test_the_persons_user_base_inside_a_writable_project_stays_read_only_S10(
     world: dict[str, Path], who: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The person's PYTHONUSERBASE lies inside a project the tests may write: a `.pth` in
-    its site-packages would run in every Python the person (and tao) starts, a `bin/git`
-    would stand in for git on their PATH. The user base is bound read-only again."""
+    """The person's PYTHONUSERBASE and PYTHONPATH lie inside a project the tests may
+    write: a `.pth` in the user site would run in every Python the person (and tao)
+    starts, a `bin/git` would stand in for git on their PATH, a `sitecustomize.py` on
+    PYTHONPATH would run in tao itself. Both are bound read-only again."""
     project = world["project"]
     (project / ".pyuser" / "lib" / "python3" / "site-packages").mkdir(parents=True)
     (project / ".pyuser" / "bin").mkdir()
+    (project / "pylib").mkdir()
     monkeypatch.setenv("PYTHONUSERBASE", str(project / ".pyuser"))
+    monkeypatch.setenv("PYTHONPATH", str(project / "pylib"))
     output = attack(who, project, PLANT_STARTUP, (project,))
-    assert len(printed(output, "NO ")) == 2 and printed(output, "WROTE") == [], output
+    assert len(printed(output, "NO ")) == 4 and printed(output, "WROTE") == [], output
     assert not (project / ".pyuser" / "bin" / "git").exists()
+    assert not (project / "pylib" / "sitecustomize.py").exists()
 
 
 PYC = """
