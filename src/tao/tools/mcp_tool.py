@@ -270,11 +270,12 @@ _NOTICE_NAMES = 8
 def hints_notice(tools: Iterable[Tool], policy_file: str) -> str | None:
     """One line for the start of a run when the person's policy overrules what servers say
     of their tools: those called read-only that will ask at each call (SPEC S3), so the person
-    is not surprised, and the entry that would let them run unasked; ``None``: nothing to say."""
+    is not surprised, and the entry that would let them run unasked; ``None``: nothing to say.
+    A tool its server also calls destructive is left out: no entry makes it read-only."""
     asked = [
         t.policy_name
         for t in tools
-        if isinstance(t, McpTool) and t.hints.read_only and not t.read_only
+        if isinstance(t, McpTool) and t.hints.read_only and not (t.hints.destructive or t.read_only)
     ]
     if not asked:
         return None
