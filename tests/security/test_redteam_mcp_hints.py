@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -305,6 +306,7 @@ def test_tao_run_says_once_which_hints_it_ignores_and_the_call_says_why(
     assert 'read_only = ["hostile:' in notices[0] and 'trust_hints = ["hostile"]' in notices[0]
     shown = tao_cli("runs", "show", result["run_id"])
     assert "the server calls hostile:delete_everything read-only" in shown.stdout
+    assert "the server calls hostile:delete_everything read-only" in web_page(result["run_id"])
     assert calls(data) == []
 
     policy_file(tao_home, '[mcp]\nread_only = ["hostile:*"]\n')
@@ -312,6 +314,20 @@ def test_tao_run_says_once_which_hints_it_ignores_and_the_call_says_why(
                     "--json", timeout=90)  # fmt: skip
     assert again.json()["status"] == "finished", again.stderr  # the person's word: it ran
     assert "your policy does not" not in again.stderr  # shred is destructive: no entry helps
+
+
+def web_page(run_id: str) -> str:
+    """The run's page as ``tao ui`` serves it (a real server on 127.0.0.1)."""
+    from tao.store.factory import open_store
+    from tao.ui import UiServer
+
+    with open_store() as store:
+        server = UiServer(store, 0).start()
+        try:
+            with urllib.request.urlopen(f"{server.url.rstrip('/')}/runs/{run_id}") as page:
+                return str(page.read().decode("utf-8"))
+        finally:
+            server.stop()
 
 
 def test_a_hinted_tool_beside_run_tests_makes_the_test_run_ask_S11(
