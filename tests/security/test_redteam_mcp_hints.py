@@ -330,27 +330,49 @@ def web_page(run_id: str) -> str:
             server.stop()
 
 
+def beside_run_tests(server: McpServer, replay: Callable[[list[Any]], Path], tmp_path: Path) -> Any:
+    """A run whose one native reply calls delete_everything and run_tests together, on a
+    project with one passing test."""
+    project = tmp_path / "p"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    both = [
+        {"name": "delete_everything", "arguments": {}},
+        {"name": "run_tests", "arguments": {"path": "tests/test_ok.py"}},
+    ]
+    finish = {"content": "", "tool_calls": [{"name": "finish", "arguments": {"answer": "ok"}}]}
+    script = replay([{"content": "both", "tool_calls": both}, finish])
+    tools = [*server.tools(), *resolve_tools(["tests"], project=project)]
+    return Agent(f"replay:{script}", tools, protocol="native", record=False).run("check")
+
+
 def test_a_hinted_tool_beside_run_tests_makes_the_test_run_ask_S11(
     server: McpServer, data: Path, replay: Callable[[list[Any]], Path], tmp_path: Path
 ) -> None:
     """The test-run gate: a call the server calls read-only could still change the code a
     test run of the same reply executes, so both wait, the test run naming it."""
-    project = tmp_path / "p"
-    (project / "tests").mkdir(parents=True)
-    (project / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
-    calls_made = [
-        {"name": "delete_everything", "arguments": {}},
-        {"name": "run_tests", "arguments": {"path": "tests/test_ok.py"}},
-    ]
-    finish = {"content": "", "tool_calls": [{"name": "finish", "arguments": {"answer": "ok"}}]}
-    script = replay([{"content": "both", "tool_calls": calls_made}, finish])
-    tools = [*server.tools(), *resolve_tools(["tests"], project=project)]
-    paused = Agent(f"replay:{script}", tools, protocol="native", record=False).run("check")
+    paused = beside_run_tests(server, replay, tmp_path)
     assert paused.status.value == "awaiting_approval"
     waiting = {call.tool: call for call in paused.pending}
     assert set(waiting) == {"delete_everything", "run_tests"}
     assert "beside delete_everything" in (waiting["run_tests"].reason or "")
     assert calls(data) == []
+
+
+def test_a_tool_the_policy_calls_read_only_runs_beside_run_tests_unasked_S11(
+    server: McpServer,
+    data: Path,
+    replay: Callable[[list[Any]], Path],
+    tmp_path: Path,
+    tao_home: Path,
+) -> None:
+    """No friction where the person vouched: read-only by the policy, it is a read-only
+    call beside the test run, which runs unasked on the approved code."""
+    policy_file(tao_home, '[mcp]\nread_only = ["hostile:delete_everything"]\n')
+    done = beside_run_tests(server, replay, tmp_path)
+    assert done.status.value == "finished", done.pending
+    assert calls(data) == ["delete_everything"]
+    assert any("exited with code 0" in (step.observation or "") for step in done.steps)
 
 
 def test_a_repeat_is_answered_from_the_first_call_only_when_the_person_said_read_only_L12(
