@@ -292,7 +292,8 @@ def test_tao_run_says_once_which_hints_it_ignores_and_the_call_says_why(
 ) -> None:
     """The person is not surprised: one line at start names what the server calls read-only
     and the entry that would let it run; the paused call carries the reason to
-    ``tao runs show`` (and the web page, which shows the same ``reason``)."""
+    ``tao runs show`` and the web page. An entry naming this run's server but none of its
+    tools (a typo) is named at start too."""
     command = shlex.join([sys.executable, str(folder / "server.py"), str(data)])
     script = replay(["Thought: look.\nAction: delete_everything[]", "Action: finish[done]"])
     out = tao_cli("run", "tidy", "--mcp", f"hostile={command}", "--model", f"replay:{script}",
@@ -309,11 +310,15 @@ def test_tao_run_says_once_which_hints_it_ignores_and_the_call_says_why(
     assert "the server calls hostile:delete_everything read-only" in web_page(result["run_id"])
     assert calls(data) == []
 
-    policy_file(tao_home, '[mcp]\nread_only = ["hostile:*"]\n')
+    entries = '"hostile:*", "hostile:serach", "hostile:delete-everything", "other:x"'
+    policy_file(tao_home, f"[mcp]\nread_only = [{entries}]\n")
     again = tao_cli("run", "tidy", "--mcp", f"hostile={command}", "--model", f"replay:{script}",
                     "--json", timeout=90)  # fmt: skip
     assert again.json()["status"] == "finished", again.stderr  # the person's word: it ran
     assert "your policy does not" not in again.stderr  # shred is destructive: no entry helps
+    (typos,) = [line for line in again.stderr.splitlines() if "names no tool" in line]
+    assert "hostile:serach, hostile:delete-everything names no tool" in typos
+    assert "other:x" not in typos  # a server of another run: not this run's business
 
 
 def web_page(run_id: str) -> str:

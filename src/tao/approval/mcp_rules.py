@@ -22,7 +22,7 @@ use its name pattern.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -52,6 +52,18 @@ class McpRules:
     def marks_read_only(self, server: str, tool: str) -> bool:
         """Whether an entry of ``read_only`` names tool ``tool`` of server ``server``."""
         return any(fnmatchcase(server, s) and fnmatchcase(tool, t) for s, t in self.read_only)
+
+    def unmatched(self, names: Iterable[tuple[str, str]]) -> list[str]:
+        """The ``read_only`` entries that name a server among ``names`` (``(server, tool)``
+        pairs of a run) but none of its tools: a typo, or a tool's tao name written for
+        the one its server lists."""
+        pairs = list(names)
+        return [
+            f"{server}:{tool}"
+            for server, tool in self.read_only
+            if any(fnmatchcase(name, server) for name, _ in pairs)
+            and not any(fnmatchcase(s, server) and fnmatchcase(t, tool) for s, t in pairs)
+        ]
 
     def trusts_hints_of(self, server: str) -> bool:
         """Whether the person believes this server's ``readOnlyHint``."""

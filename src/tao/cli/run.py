@@ -282,14 +282,16 @@ def _check_setup(agent: Agent, flags: RunFlags, interactive: bool) -> None:
 
 def _announce_hints(agent: Agent) -> None:
     """SPEC S3: one line on stderr when MCP servers call tools read-only that the person's
-    policy does not, so a prompt at each of their calls surprises nobody."""
+    policy does not, so a prompt at each of their calls surprises nobody; one more when a
+    ``read_only`` entry names a server of the run but none of its tools (a typo)."""
     from tao.paths import default_policy_path
-    from tao.tools.mcp_tool import hints_notice
+    from tao.tools.mcp_tool import hints_notice, unmatched_notice
 
     where = agent.policy.source or default_policy_path()
-    line = hints_notice(agent.tools.values(), str(where))
-    if line is not None:
-        echo(line, err=True)
+    tools = agent.tools.values()
+    for line in (hints_notice(tools, str(where)), unmatched_notice(tools, agent.policy.mcp)):
+        if line is not None:
+            echo(line, err=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -289,6 +289,19 @@ def hints_notice(tools: Iterable[Tool], policy_file: str) -> str | None:
     )
 
 
+def unmatched_notice(tools: Iterable[Tool], rules: McpRules) -> str | None:
+    """One line for the start of a run when a ``read_only`` entry names a server of this run
+    but none of its tools (``notes:serach``): a typo would otherwise only show as a prompt."""
+    names = [(t.server_name, t.remote_name) for t in tools if isinstance(t, McpTool)]
+    unmatched = rules.unmatched(names)
+    if not unmatched:
+        return None
+    return (
+        f"tao: your policy's [mcp] read_only {', '.join(unmatched[:_NOTICE_NAMES])} "
+        "names no tool of this run's servers (a tool is named as its server lists it)"
+    )
+
+
 def volatile_of(tool: WireTool) -> bool:
     """Whether a repeated call may say something new: MCP's ``openWorldHint``, which
     defaults to true (the tool reaches a world that changes on its own)."""
