@@ -13,6 +13,7 @@ on disk whether a call reached it.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import urllib.request
@@ -23,6 +24,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("mcp")
+
+from tests.fakes.terminal import Terminal, terminal_env
 
 from tao import Agent
 from tao.approval.globs import PolicyError
@@ -319,6 +322,27 @@ def test_tao_run_says_once_which_hints_it_ignores_and_the_call_says_why(
     (typos,) = [line for line in again.stderr.splitlines() if "names no tool" in line]
     assert "hostile:serach, hostile:delete-everything names no tool" in typos
     assert "other:x" not in typos  # a server of another run: not this run's business
+
+
+def test_the_terminal_prompt_says_why_before_asking_S3(
+    folder: Path, data: Path, replay: Callable[[list[Any]], Path], tao_home: Path
+) -> None:
+    """At a real terminal the person reads, above the question, that the server calls the
+    tool read-only and their policy does not; a no keeps it from running."""
+    command = shlex.join([sys.executable, str(folder / "server.py"), str(data)])
+    script = replay(["Thought: look.\nAction: delete_everything[]", "Action: finish[done]"])
+    args = [sys.executable, "-m", "tao", "run", "tidy", "--mcp", f"hostile={command}"]
+    args += ["--model", f"replay:{script}"]
+    env = terminal_env({**os.environ, "TAO_HOME": str(tao_home)}, columns=200)
+    with Terminal(args, env=env) as term:
+        term.wait_for(lambda screen: "Allow it?" in screen, timeout=60)
+        shown = " ".join(term.plain().split())
+        asked_at = shown.index("Allow it?")
+        why = "the server calls hostile:delete_everything read-only; your policy does not"
+        assert why in shown[:asked_at], shown
+        os.write(term.master, b"n\n")
+        assert term.finish() == 0
+    assert "a person denied delete_everything (sends)" in " ".join(term.plain().split())
 
 
 def web_page(run_id: str) -> str:
