@@ -29,6 +29,7 @@ from tests.fakes.terminal import Terminal, terminal_env
 
 from tao import Agent
 from tao.approval.globs import PolicyError
+from tao.approval.mcp_rules import McpRules
 from tao.approval.policy import Policy
 from tao.sandbox import SERVER_LIMITS, Sandbox
 from tao.tools.mcp import McpServer, McpTool, default_name
@@ -274,6 +275,16 @@ def test_a_malformed_mcp_table_is_an_error_naming_the_entry(
         Policy.load(path)
     message = str(raised.value)
     assert says in message and str(path) in message
+
+
+@pytest.mark.parametrize(
+    ("read_only", "trust_hints"), [(["search"], []), (["notes:a b"], []), ([], ["notes:x"])]
+)
+def test_rules_made_in_python_are_checked_as_the_file_is(
+    read_only: list[str], trust_hints: list[str]
+) -> None:
+    with pytest.raises(PolicyError, match=r"^McpRules .* is not"):
+        McpRules.of(read_only, trust_hints)
 
 
 def test_a_bad_entry_stops_tao_run_before_any_server_call(

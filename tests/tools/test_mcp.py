@@ -81,7 +81,7 @@ if __name__ == "__main__":
 ADD_SCRIPT = ["Thought: add them.\nAction: add(a=2, b=3)", "Thought: done.\nAction: finish[5]"]
 #: The person's policy calls the server's add and lookup read-only (SPEC S3): the server's
 #: word alone does not (``server`` is the name made from ``python .../server.py``).
-READS = Policy(mcp=McpRules(read_only=(("server", "add"), ("server", "lookup"))))
+READS = Policy(mcp=McpRules.of(read_only=["server:add", "server:lookup"]))
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,14 @@ class McpRules:
     #: Server globs of ``trust_hints``.
     trust_hints: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, read_only: Iterable[str] = (), trust_hints: Iterable[str] = ()) -> McpRules:
+        """The rules written as in the file, from Python: ``McpRules.of(["notes:search"])``;
+        an entry the file would refuse is a :class:`PolicyError` here too."""
+        return _checked(
+            {"read_only": list(read_only), "trust_hints": list(trust_hints)}, "McpRules"
+        )
+
     def marks_read_only(self, server: str, tool: str) -> bool:
         """Whether an entry of ``read_only`` names tool ``tool`` of server ``server``."""
         return any(fnmatchcase(server, s) and fnmatchcase(tool, t) for s, t in self.read_only)
@@ -77,6 +85,11 @@ def rules_of(data: Mapping[str, object], path: Path) -> McpRules:
     where = f"policy file {path}: [mcp]"
     if not isinstance(table, dict):
         raise PolicyError(f"{where} is a table (read_only = [...], trust_hints = [...])")
+    return _checked(table, where)
+
+
+def _checked(table: Mapping[str, object], where: str) -> McpRules:
+    """The rules of an ``[mcp]`` table, or a :class:`PolicyError` that starts with ``where``."""
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise PolicyError(
