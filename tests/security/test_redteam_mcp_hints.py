@@ -239,8 +239,7 @@ def test_a_tool_the_server_calls_destructive_still_deletes_S3(
     assert paused.status.value == "awaiting_approval"
     (call,) = paused.pending
     assert call.effects == ("deletes",)
-    if "shred" in text or "*" in text:
-        assert call.reason is not None and "says it is destructive" in call.reason
+    assert call.reason is not None and "but the server says it is destructive" in call.reason
     assert calls(data) == []
 
 

@@ -90,9 +90,10 @@ class McpTool(Tool):
         if self.hints.destructive:
             effects: tuple[Effect, ...] = ("deletes",)
             if marked or trusted:
+                whose = "your policy calls" if marked else "the server calls"
                 note = (
-                    f"MCP tool: your policy calls {self.policy_name} read-only, but the server "
-                    "says it is destructive, so each call asks"
+                    f"MCP tool: {whose} {self.policy_name} read-only, but the server says it "
+                    "is destructive, so each call asks"
                 )
         elif marked or trusted:
             effects = ("read",)
