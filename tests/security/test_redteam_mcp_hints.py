@@ -128,10 +128,10 @@ def policy_file(tao_home: Path, text: str) -> Path:
     return path
 
 
-def run_one(server: McpServer, replay: Callable[[list[Any]], Path], tool: str, **kw: Any) -> Any:
+def run_one(server: McpServer, replay: Callable[[list[Any]], Path], tool: str) -> Any:
     """One agent run that calls ``tool`` once, nobody at a terminal, the default policy."""
     script = [f"Thought: look.\nAction: {tool}[]", "Action: finish[done]"]
-    return Agent(f"replay:{replay(script)}", server.tools(), record=False, **kw).run("tidy")
+    return Agent(f"replay:{replay(script)}", server.tools(), record=False).run("tidy")
 
 
 @pytest.mark.parametrize("tool", HINTED)
@@ -440,6 +440,7 @@ def test_a_repeat_is_answered_from_the_first_call_only_when_the_person_said_read
         (["/opt/bin/wiki-mcp", "--stdio"], "wiki-mcp"),
         (["node", "build/index.js"], "index"),
         (["python"], "mcp"),
+        (["python", "-c", "import server; server.main()"], "mcp"),
     ],
 )
 def test_a_server_is_named_from_its_command_never_from_what_it_says(

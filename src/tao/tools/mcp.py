@@ -453,6 +453,8 @@ def default_name(argv: Sequence[str]) -> str:
     path part, without a script suffix. ``python tools/notes.py`` -> ``notes``,
     ``npx -y @modelcontextprotocol/server-github`` -> ``server-github``."""
     for arg in argv:
+        if arg == "-c":  # inline code names nothing
+            break
         base = arg.rstrip("/").rsplit("/", 1)[-1]
         if not base or arg.startswith("-") or "=" in arg or _LAUNCHERS.fullmatch(base):
             continue
