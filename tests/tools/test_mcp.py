@@ -374,7 +374,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_streamable_http(server_script: Path) -> None:
+def test_streamable_http(
+    server_script: Path,
+    tao_cli: Callable[..., CliResult],
+    tao_home: Path,
+    replay: Callable[[list[str]], Path],
+) -> None:
+    """Over HTTP too; ``--mcp-url NAME=URL`` names the server for the policy (SPEC S3)."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, str(server_script), str(port)],
@@ -398,6 +404,13 @@ def test_streamable_http(server_script: Path) -> None:
             assert tools["add"].invoke(tools["add"].bind("a=40, b=2", "call")) == "42"
             with pytest.raises(ToolError, match="no such key"):
                 tools["lookup"].invoke({"key": "k"})
+        tao_home.mkdir(parents=True, exist_ok=True)
+        (tao_home / "policy.toml").write_text('[mcp]\nread_only = ["remote:add"]\n')
+        url = f"remote=http://127.0.0.1:{port}/mcp"
+        out = tao_cli("run", "2 + 3?", "--mcp-url", url, "--model", f"replay:{replay(ADD_SCRIPT)}",
+                      "--json", timeout=60)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert out.json()["steps"][0]["observation"] == "5"  # read-only by the policy: unasked
     finally:
         process.terminate()
         process.wait(timeout=10)
