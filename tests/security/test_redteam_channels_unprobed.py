@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from tests.fakes.http import FakeServer, Reply, Request, chat_completion
 from tests.fakes.otlp import OtlpReceiver
-from tests.security.stored import home_files, sqlite_cells
+from tests.security.stored import home_files, postgres_cells, sqlite_cells
 
 from tao.redact import REDACTED
 from tao.telemetry.attributes import CAPTURE_VARIABLE
@@ -238,3 +238,132 @@ def test_tao_serve_answers_and_logs_no_secret_sent_to_it_or_known_to_it_S8_S9(
     channels = {name: body for name, (_, body) in answers.items()}
     channels |= {"run summary": summary, "server log": out + err}
     assert leaks_in(channels) + stored_leaks(tao_home) == []
+
+
+# -- a queued run: every row tao submit and tao worker leave, SQLite or PostgreSQL --------
+
+
+def test_a_queued_run_leaves_no_planted_secret_in_any_row_S8_R5(
+    store_backend: str, tao_cli: Any, tao_home: Path, replay: Replay, tmp_path: Path
+) -> None:
+    """``tao submit`` records the run and its DBOS workflow, ``tao worker`` runs it: every
+    cell of every table (tao's run log, DBOS's tables beside it; PostgreSQL: every schema)
+    decoded and read, with the task, an observation, an argument and the reply each
+    holding a secret, and a ``--pass-env`` value the tool read."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text(f"the key is {OBSERVED}; setting {KNOWN}\n")
+    script = replay(
+        [
+            f"Thought: I remember {REPLY}.\nAction: read_file[notes.txt]",
+            f"Thought: and the other.\nAction: read_file[{ARGUMENT}.txt]",
+            f"Action: finish[done, {REPLY}]",
+        ]
+    )
+    env = {"MY_SETTING": KNOWN}
+    submitted = tao_cli(
+        "submit", f"read the notes; the deploy token is {TASK}", "-m", f"replay:{script}",
+        "-t", "files", "--project", str(project), "--pass-env", "MY_SETTING", env=env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.strip()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tao", "worker", "--concurrency", "1"],
+        env={**os.environ, "TAO_HOME": str(tao_home), **env},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        waited = tao_cli("runs", "wait", run_id, "--json", "--timeout", "90")
+        assert waited.returncode == 0, waited.stderr
+        assert waited.json()["status"] == "finished"
+    finally:
+        worker.terminate()
+        out, err = worker.communicate(timeout=60)
+    steps = tao_cli("runs", "show", run_id, "--json").json()["steps"]
+    assert REDACTED in (steps[0].get("observation") or ""), steps  # read, and hidden
+    channels = {"worker output": out + err, "runs wait": waited.stdout + waited.stderr}
+    if store_backend == "postgres":
+        for table, column, text in postgres_cells(os.environ["TAO_DATABASE_URL"]):
+            channels[f"{table}.{column}"] = text
+        assert "dbos.workflow_status.workflow_uuid" in channels  # DBOS's rows were read too
+        assert any(f"the deploy token is {REDACTED}" in text for text in channels.values())
+    assert leaks_in(channels) + stored_leaks(tao_home) == []
+
+
+# -- the web page: the runs index's event stream, the JSON endpoints, the error pages -----
+
+
+@pytest.fixture
+def page(tao_home: Path) -> Iterator[str]:
+    """``tao ui`` over the test's run log, in a thread, on a free port: its URL."""
+    from tao.store.factory import open_store
+    from tao.ui import UiServer
+
+    store = open_store()
+    server = UiServer(store, 0).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+        store.close()
+
+
+def _get(url: str, path: str) -> str:
+    host, port = url.split("//", 1)[1].rstrip("/").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", path)
+    return conn.getresponse().read().decode()
+
+
+def _first_event(url: str, path: str) -> str:
+    """The first server-sent event of a stream that stays open (the runs index is always
+    live): read up to the blank line that ends it."""
+    host, port = url.split("//", 1)[1].rstrip("/").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    assert response.status == 200, response.status
+    lines: list[str] = []
+    while not (lines and lines[-1] == "" and any(x.startswith("data:") for x in lines)):
+        lines.append(response.fp.readline().decode().rstrip("\r\n"))
+    conn.close()
+    return "\n".join(lines)
+
+
+def test_the_web_pages_index_stream_json_and_error_pages_hold_no_planted_secret_S8_S11(
+    page: str, tao_cli: Any, replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run paused on a write whose content, path, Thought and task hold secrets, and a
+    finished run that read one: the runs index's event stream (``/live``, always open), its
+    JSON (``/api/runs``, with filters), each run's JSON, and the 404 and 400 pages for a run
+    id, route or filter that is itself a token, none shows a planted secret or the value of
+    the page's own secret-named variable."""
+    monkeypatch.setenv("RELEASE_TOKEN", KNOWN)
+    (tmp_path / "notes.txt").write_text(f"the key is {OBSERVED}\n")
+    call = json.dumps({"path": f"{ARGUMENT}.txt", "content": f"key={OBSERVED} {KNOWN}\n"})
+    paused = replay([f"Thought: I keep {REPLY}.\nAction: write_file[{call}]"])
+    done = replay(["Action: read_file[notes.txt]", f"Action: finish[{REPLY}]"])
+    run_ids = []
+    for script, tools in ((paused, "write"), (done, "files")):
+        out = tao_cli(
+            "run", f"keep the token {TASK} and {KNOWN}", "--model", f"replay:{script}",
+            "--tools", tools, "--project", str(tmp_path), "--json",
+            env={"RELEASE_TOKEN": KNOWN},
+        )  # fmt: skip
+        assert out.returncode in (0, 4), out.stdout + out.stderr
+        run_ids.append(out.json()["run_id"])
+    assert tao_cli("runs", "show", run_ids[0], "--json").json()["status"] == "awaiting_approval"
+    channels = {
+        "index events": _first_event(page, "/live"),
+        "filtered index events": _first_event(page, "/live?status=awaiting_approval"),
+        "index json": _get(page, "/api/runs"),
+        "filtered index json": _get(page, "/api/runs?status=awaiting_approval"),
+    }
+    for run_id in run_ids:
+        channels[f"run json {run_id}"] = _get(page, f"/api/runs/{run_id}")
+    refused = ["/runs/", "/api/runs/", "/live/runs/", "/x/", "/?status=", "/api/runs?since="]
+    for path in [f"{where}{TASK}" for where in [*refused, "/live?status="]]:
+        channels[f"refusal {path[:12]}"] = _get(page, path)
+    assert "event: update" in channels["index events"]
+    assert run_ids[0][:8] in channels["index events"] and "write_file" in channels["index events"]
+    assert leaks_in(channels) == []
