@@ -367,3 +367,62 @@ def test_the_web_pages_index_stream_json_and_error_pages_hold_no_planted_secret_
     assert "event: update" in channels["index events"]
     assert run_ids[0][:8] in channels["index events"] and "write_file" in channels["index events"]
     assert leaks_in(channels) == []
+
+
+# -- tao eval: its records, its output, its report --------------------------------------
+
+
+def test_an_eval_keeps_secrets_in_its_question_page_argument_and_reply_out_of_every_output_S8(
+    tao_cli: Any, tao_home: Path, chat_server: Any, tmp_path: Path
+) -> None:
+    """A data folder whose question holds a key and whose wiki page holds another; the
+    model's Thought holds a third and its search argument a fourth: the model is never sent
+    the page's key, and ``tao eval``'s ``--json``, table, ``eval report``, its records under
+    ``$TAO_HOME/evals`` and the run log hold none of them; a second ``tao eval`` still finds
+    the recorded answer to the question it redacted."""
+    import shutil
+
+    from tao.eval import sources
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(sources.__file__).with_name("sample"), data)
+    questions = data / "hotpotqa" / "questions_dev.jsonl"
+    first, *rest = questions.read_text().splitlines()
+    record = json.loads(first)
+    record["question"] = f"Using token {TASK}: {record['question']}"
+    questions.write_text("\n".join([json.dumps(record), *rest]) + "\n")
+    wiki = data / "hotpotqa" / "wiki.jsonl"
+    pages = [json.loads(line) for line in wiki.read_text().splitlines()]
+    for page_ in pages:
+        if page_["title"] == "Ed Wood":
+            page_["text"] = f"Ed Wood kept the studio key {OBSERVED} in a drawer. " + page_["text"]
+    wiki.write_text("".join(json.dumps(p) + "\n" for p in pages))
+    chat_server.replies.extend(
+        [
+            f"Thought 1: I hold {REPLY}.\nAction 1: Search[Ed Wood]",
+            f"Thought 2: now the other.\nAction 2: Search[{ARGUMENT}]",
+            "Thought 3: both American.\nAction 3: Finish[yes]",
+        ]
+    )
+    out = tao_cli(
+        "eval", "hotpotqa", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--strategy", "react", "--limit", "1", "--data", str(data), "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    asked = len(chat_server.requests)
+    table = tao_cli(
+        "eval", "hotpotqa", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--strategy", "react", "--limit", "1", "--data", str(data),
+    )  # fmt: skip
+    report = tao_cli("eval", "report")
+    assert len(chat_server.requests) == asked  # the redacted record still matched: reused
+    sent = json.dumps(chat_server.requests)
+    assert "kept the studio key" in sent and OBSERVED not in sent  # read, and hidden (S5)
+    records = [p.read_text() for p in (tao_home / "evals").glob("*.jsonl")]
+    assert records and "Using token" in records[0]  # the question is recorded...
+    channels = {
+        "eval --json": out.stdout + out.stderr,
+        "eval table": table.stdout + table.stderr,
+        "eval report": report.stdout + report.stderr,
+    }
+    assert leaks_in(channels) + stored_leaks(tao_home) == []  # ...redacted
