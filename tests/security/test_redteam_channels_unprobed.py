@@ -426,3 +426,65 @@ def test_an_eval_keeps_secrets_in_its_question_page_argument_and_reply_out_of_ev
         "eval report": report.stdout + report.stderr,
     }
     assert leaks_in(channels) + stored_leaks(tao_home) == []  # ...redacted
+
+
+# -- OpenTelemetry: every attribute, event and status, through the real SDK --------------
+
+
+def test_spans_events_and_statuses_hold_no_planted_secret_S8(
+    replay: Replay, chat_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real SDK's in-memory exporter, content capture on: a run whose task, tool
+    argument, Thought and tool output hold secrets, whose tool fails with one in its
+    message, and a run whose provider rejects the key and echoes it; with the value of a
+    secret-named variable of the process in the output and the error. No span's name,
+    attributes, events (exceptions included) or status description holds any of them."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tao import Agent, tool
+    from tao.telemetry.otel import OpenTelemetry
+
+    monkeypatch.setenv("VAULT_TOKEN", KNOWN)
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up in the vault."""
+        if key == "broken":
+            raise ConnectionError(f"vault refused {SUMMARY} (token {os.environ['VAULT_TOKEN']})")
+        return f"value: {OBSERVED} / {os.environ['VAULT_TOKEN']}"
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    script = replay(
+        [
+            f"Thought: I hold {REPLY}.\nAction: lookup[{ARGUMENT}]",
+            "Thought: the broken one.\nAction: lookup[broken]",
+            "Action: finish[done]",
+        ]
+    )
+    agent = Agent(f"replay:{script}", [lookup], record=False)
+    agent.telemetry = OpenTelemetry(provider, capture_content=True)
+    result = agent.run(f"check the vault with {TASK}")
+    assert result.status == "finished", result.error
+    chat_server.replies.extend(
+        [(401, {"error": {"message": f"Incorrect API key provided: {TASK} {KNOWN}"}})] * 4
+    )
+    failing = Agent("openai:m", [lookup], record=False, base_url=chat_server.base_url)
+    failing.telemetry = OpenTelemetry(provider, capture_content=True)
+    assert failing.run("x").status == "error"
+    spans = exporter.get_finished_spans()
+    seen = [
+        json.dumps(
+            [span.name, dict(span.attributes or {}), span.status.description,
+             [[event.name, dict(event.attributes or {})] for event in span.events]],
+            default=str,
+        )
+        for span in spans
+    ]  # fmt: skip
+    everything = "\n".join(seen)
+    assert "gen_ai.tool.call.result" in everything and "ConnectionError" in everything
+    assert any(span.status.description for span in spans)  # the failures were recorded
+    assert leaks_in({"spans": everything}) == []
