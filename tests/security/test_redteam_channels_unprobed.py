@@ -206,7 +206,8 @@ def test_tao_serve_answers_and_logs_no_secret_sent_to_it_or_known_to_it_S8_S9(
     """Every refusal quotes what was sent (a model, run id or route named by a token, a
     setting's bad value, an unknown field, a chat message's role; streamed or not), a run
     posted with a task holding a key and the value of the server's own ``DEPLOY_API_KEY``
-    is read back, and the server logs every request: no answer, no log line and no cell of
+    is read back, so is one whose model is a pasted token, and the server logs every
+    request: no answer, no log line and no cell of
     the run log holds either secret."""
     proc, port = served
     chat = "/v1/chat/completions"
@@ -232,6 +233,10 @@ def test_tao_serve_answers_and_logs_no_secret_sent_to_it_or_known_to_it_S8_S9(
     run_id = json.loads(posted[1])["id"]
     status, summary = _call(port, "GET", f"/v1/runs/{run_id}")
     assert status == 200 and json.loads(summary)["task"] == f"deploy with {REDACTED} and {REDACTED}"
+    pasted = {"model": f"openai:{ARGUMENT}", "base_url": f"https://u:{OBSERVED}@h.example/v1"}
+    posted = _call(port, "POST", "/v1/runs", {"task": "x", "config": pasted})
+    assert posted[0] == 202, posted  # a token pasted as the model: queued, and read back
+    summary += _call(port, "GET", f"/v1/runs/{json.loads(posted[1])['id']}")[1]
     proc.terminate()
     out, err = proc.communicate(timeout=30)
     assert f"/v1/runs/{run_id}" in out + err  # each request was logged
