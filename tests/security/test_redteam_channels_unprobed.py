@@ -216,6 +216,10 @@ def test_tao_serve_answers_and_logs_no_secret_sent_to_it_or_known_to_it_S8_S9(
         "model by name": _call(port, "GET", f"/v1/models/{TASK}"),
         "run by id": _call(port, "GET", f"/v1/runs/{TASK}"),
         "no route": _call(port, "GET", f"/nothing/{TASK}?key={OBSERVED}"),
+        "no route, known value": _call(port, "GET", f"/v1/nothing?v={KNOWN}"),
+        "model, every byte encoded": _call(
+            port, "GET", "/v1/models/" + "".join(f"%{b:02X}" for b in TASK.encode())
+        ),
         "bad setting": _call(
             port, "POST", "/v1/runs", {"task": "x", "config": {"max_steps": ARGUMENT}}
         ),
@@ -240,6 +244,7 @@ def test_tao_serve_answers_and_logs_no_secret_sent_to_it_or_known_to_it_S8_S9(
     proc.terminate()
     out, err = proc.communicate(timeout=30)
     assert f"/v1/runs/{run_id}" in out + err  # each request was logged
+    assert "".join(f"%{b:02X}" for b in TASK.encode()) not in out + err  # nor encoded
     channels = {name: body for name, (_, body) in answers.items()}
     channels |= {"run summary": summary, "server log": out + err}
     assert leaks_in(channels) + stored_leaks(tao_home) == []
