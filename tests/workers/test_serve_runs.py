@@ -28,7 +28,8 @@ def test_a_run_posted_to_the_server_is_queued_for_the_workers_not_run_there(
 ) -> None:
     """Issue 28: POST /v1/runs records the run `queued` with its settings and enqueues its
     workflow (a worker runs it; the server runs nothing); GET /v1/runs/ID reads it back; a
-    bad body is a 400 naming the field, recording nothing; an unknown id is a 404."""
+    bad body is a 400 naming the field, recording nothing (an unknown setting or tool set
+    too, which a worker would meet only after the run was queued); an unknown id is a 404."""
     script = str(replay(["Action: finish[4]"]))
     app = make_app(load_model(f"replay:{script}"), queue="jobs")
     with Running(app) as running:
@@ -57,6 +58,16 @@ def test_a_run_posted_to_the_server_is_queued_for_the_workers_not_run_there(
         assert status == 400 and "max_steps" in refused["error"]["message"]
         status, refused = call(running.port, "POST", "/v1/runs", {"task": "", "extra": 1})
         assert status == 400 and "extra" in refused["error"]["message"]
+        status, refused = call(
+            running.port, "POST", "/v1/runs", {"task": "x", "config": {"max_stepz": 3}}
+        )  # a misspelled setting would be dropped silently by the log's reader
+        message = refused["error"]["message"]
+        assert status == 400 and "unknown setting(s) max_stepz" in message
+        assert "max_steps" in message  # the valid ones are named
+        status, refused = call(
+            running.port, "POST", "/v1/runs", {"task": "x", "config": {"tools": ["calc,wikki"]}}
+        )  # a worker would fail on it after the run was queued
+        assert status == 400 and "unknown tool set 'wikki'" in refused["error"]["message"]
         status, missing = call(running.port, "GET", "/v1/runs/ffffffff")
         assert status == 404 and "no run" in missing["error"]["message"]
     with open_store() as store:

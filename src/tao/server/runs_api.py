@@ -19,7 +19,9 @@ from tao.errors import StateError, TaoError, UnknownRunError
 from tao.server.jsonbody import BadBody, decode_json
 from tao.server.wire import ApiError
 from tao.state.config import RunConfig
+from tao.state.setting import settings_of, unrecorded
 from tao.store.factory import open_store
+from tao.tools.registry import set_names
 from tao.workers.queue import submit_run
 
 #: The longest task taken (a run's task is one request; a book is not).
@@ -73,7 +75,23 @@ def _read(body: object) -> tuple[str, RunConfig]:
         raise ApiError(400, f"task: at most {MAX_TASK_CHARS:,} characters")
     if not isinstance(config, dict):
         raise ApiError(400, "config: give the run's settings as an object (RunConfig fields)")
+    unknown = sorted(set(config) - _SETTINGS)
+    if unknown:  # the run log's reader skips them (a newer tao's); a submission is refused
+        raise ApiError(
+            400, f"config: unknown setting(s) {', '.join(unknown)}; settings: {_SETTING_LIST}"
+        )
     try:
-        return task, RunConfig.from_json(config)
+        parsed = RunConfig.from_json(config)
+        for spec in parsed.tools:  # a worker would fail on it later, with the run queued
+            if spec is not None:
+                set_names(spec)
     except (StateError, TaoError, ValueError, TypeError) as error:
         raise ApiError(400, f"config: {error}") from None
+    return task, parsed
+
+
+#: The settings a submission may give: those a run records (RunConfig's fields).
+_SETTINGS = frozenset(
+    f.name for f, _ in settings_of(RunConfig) if f.name not in unrecorded(RunConfig)
+)
+_SETTING_LIST = ", ".join(sorted(_SETTINGS))

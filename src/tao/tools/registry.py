@@ -107,7 +107,7 @@ TOOL_SETS: dict[str, ToolSet] = {
 }
 
 
-def _set_names(spec: str) -> list[str]:
+def set_names(spec: str) -> list[str]:
     """The set names in ``"files, Tests"``; a name no built-in has must be a plugin's."""
     names = [part.strip().lower() for part in spec.split(",") if part.strip()]
     unknown = [name for name in names if name not in TOOL_SETS]
@@ -130,7 +130,7 @@ def _build(name: str, context: ToolSetContext) -> list[Tool]:
     from tao import plugins
 
     plugin = plugins.find(plugins.TOOLS, name, TOOL_SETS)
-    if plugin is None:  # checked by _set_names; uninstalled since
+    if plugin is None:  # checked by set_names; uninstalled since
         raise UnknownToolSetError(f"unknown tool set {name!r}")
     return plugin_tools(plugin, plugins.load(plugin), context)
 
@@ -184,7 +184,7 @@ def resolve_tools(
         if isinstance(spec, Tool):
             tools.append(spec)
         elif isinstance(spec, str):
-            for name in _set_names(spec):
+            for name in set_names(spec):
                 if name not in built_sets:  # "files,files" is one files set
                     built_sets.add(name)
                     tools.extend(_build(name, context))
