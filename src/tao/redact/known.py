@@ -36,10 +36,22 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from tao.redact.keys import secret_key
-from tao.redact.known_forms import find_all, form_spans, value_forms
+from tao.redact.known_forms import (
+    DIGITS,
+    DROPPED,
+    DROPPED_BUT_DIGITS,
+    DROPPED_BUT_LETTERS,
+    LETTERS,
+    shift_signature,
+    squeeze,
+    value_forms,
+)
+from tao.redact.known_search import Needles, find_forms, mapped, shifted
+from tao.redact.known_xor import base64_spans, hex_spans, value_signatures
 from tao.redact.marker import Span
 
 #: The shortest value registered.
@@ -47,10 +59,41 @@ MIN_CHARS = 8
 #: At most this many values are kept (the first ones stay): a bound on the work per text.
 MAX_VALUES = 256
 
+
+@dataclass(frozen=True)
+class FormIndex:
+    """Every known value's disguised forms, by view, ready to search (built once per
+    registration; :mod:`tao.redact.known_forms`, :mod:`tao.redact.known_xor`)."""
+
+    squeezed: Needles = field(default_factory=Needles)
+    raw: Needles = field(default_factory=Needles)
+    letter_shifts: tuple[bytes, ...] = ()
+    digit_shifts: tuple[bytes, ...] = ()
+    xor: tuple[bytes, ...] = ()
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> FormIndex:
+        forms = [value_forms(value) for value in values]
+        return cls(
+            squeezed=Needles.of(
+                (form for value in forms for form in value.exact),
+                (form for value in forms for form in value.folded),
+            ),
+            raw=Needles.of(form for value in forms for form in value.raw),
+            letter_shifts=_joined(value.letter_shifts for value in forms),
+            digit_shifts=_joined(value.digit_shifts for value in forms),
+            xor=_joined(value_signatures(value) for value in values),
+        )
+
+
+def _joined(groups: Iterable[tuple[bytes, ...]]) -> tuple[bytes, ...]:
+    return tuple(dict.fromkeys(item for group in groups for item in group))
+
+
 _lock = threading.Lock()
 _values: tuple[str, ...] = ()
-#: The encoded, reversed, squeezed forms of every value (tao.redact.known_forms), made once.
-_forms: tuple[str, ...] = ()
+#: The disguised forms of every value (tao.redact.known_forms), made once, ready to search.
+_forms = FormIndex()
 _generation = 0
 
 
@@ -62,7 +105,7 @@ def remember(values: Iterable[str | None]) -> None:
         added = tuple(v for v in dict.fromkeys(fresh) if v not in _values)
         if added:
             _values = (_values + added)[:MAX_VALUES]
-            _forms = tuple(dict.fromkeys(f for v in _values for f in value_forms(v)))
+            _forms = FormIndex.of(_values)
             _generation += 1
 
 
@@ -100,9 +143,46 @@ def generation() -> int:
 
 def known_spans(text: str) -> list[Span]:
     """Every place in ``text`` where a registered value appears."""
-    spans = find_all(text, _values)
-    spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
+    spans = [(start, start + len(value)) for value in _values for start in _starts(text, value)]
+    if _values:
+        spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
     return sorted(set(spans))
+
+
+def form_spans(text: str, index: FormIndex) -> list[Span]:
+    """Where ``index``'s forms appear in ``text``, searched in views of it made by C calls:
+
+    * squeezed (ASCII letters and digits, :func:`tao.redact.known_forms.squeeze`) for
+      forms whose case matters, and lower-cased for those whose case means nothing; runs
+      of hex in it, decoded, for XOR signatures;
+    * its letters only, and its digits only, as shift signatures (ROT-n for any n);
+    * the text as written, one byte per character, for base85 and for runs of base64
+      decoded (XOR signatures).
+    """
+    view = squeeze(text)
+    folded = view.lower()
+    squeezed = find_forms(view, folded, index.squeezed) + hex_spans(folded, index.xor)
+    spans = mapped(text, squeezed, DROPPED)
+    letters = shift_signature(folded.translate(None, DIGITS), 26)
+    spans += mapped(text, shifted(letters, index.letter_shifts), DROPPED_BUT_LETTERS)
+    if index.digit_shifts:
+        digits = shift_signature(view.translate(None, LETTERS), 10)
+        spans += mapped(text, shifted(digits, index.digit_shifts), DROPPED_BUT_DIGITS)
+    raw = text.encode("ascii", "replace")  # one byte per character: offsets kept
+    if index.raw:
+        spans += find_forms(raw, raw.lower(), index.raw)
+    spans += base64_spans(raw, index.xor)
+    return spans
+
+
+def _starts(text: str, value: str) -> list[int]:
+    """Where ``value`` appears verbatim in ``text`` (``str.find``: C speed)."""
+    found: list[int] = []
+    start = text.find(value)
+    while start != -1:
+        found.append(start)
+        start = text.find(value, start + len(value))
+    return found
 
 
 def forget_all() -> None:
@@ -110,7 +190,7 @@ def forget_all() -> None:
     global _values, _forms, _generation
     with _lock:
         _values = ()
-        _forms = ()
+        _forms = FormIndex()
         _generation += 1
 
 
