@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import base64
 import codecs
+import gzip
 import json
+import random
+import string
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +77,56 @@ DISGUISES: dict[str, tuple[str, Callable[[str], str]]] = {
     ),
 }
 
+#: The same alphabet of 85 digits as ``base64.b85encode``, and as Z85 writes them.
+B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+#: ``rot(v, n, d)``: letters turned by ``n``, digits by ``d`` (printed by the test as well).
+ROT = (
+    "def rot(v, n, d=0):\n"
+    "    return ''.join(chr((ord(c) - 97 + n) % 26 + 97) if 'a' <= c <= 'z' else"
+    " chr((ord(c) - 65 + n) % 26 + 65) if 'A' <= c <= 'Z' else"
+    " chr((ord(c) - 48 + d) % 10 + 48) if '0' <= c <= '9' else c for c in v)\n"
+)
+_SCOPE: dict[str, Any] = {"base64": base64, "zlib": zlib, "gzip": gzip, "B85": B85, "Z85": Z85}
+exec(ROT, _SCOPE)
+
+
+def _same(code: str) -> tuple[str, Callable[[str], str]]:
+    """A disguise printed by ``code`` in the test and computed by the same code here."""
+    return code, eval(f"lambda v: {code}", _SCOPE)
+
+
+#: Issue 26, round 4: the disguises that docs/security.md listed as passing.
+MORE_DISGUISES: dict[str, tuple[str, Callable[[str], str]]] = {
+    "upper-cased": _same("v.upper()"),
+    "case swapped": _same("v.swapcase()"),
+    "rot-7": _same("rot(v, 7)"),
+    "rot-19, digits turned by 3": _same("rot(v, 19, 3)"),
+    "rot-4 reversed upper-cased": _same("rot(v, 4)[::-1].upper()"),
+    "ascii85": _same("base64.a85encode(v.encode()).decode()"),
+    "base85 at an offset": _same('base64.b85encode(("key=" + v).encode()).decode()'),
+    "z85": _same("base64.b85encode(v.encode()).decode().translate(str.maketrans(B85, Z85))"),
+    "reversed base64": _same("base64.b64encode(v.encode()).decode()[::-1]"),
+    "base64 of the hex": _same("base64.b64encode(v.encode().hex().encode()).decode()"),
+    "hex of the base64": _same("base64.b64encode(v.encode()).hex()"),
+    "base32 of the hex": _same("base64.b32encode(v.encode().hex().upper().encode()).decode()"),
+    "xor 0x5a, hex": _same("bytes(b ^ 0x5A for b in v.encode()).hex()"),
+    "xor 0x13, hex with colons": _same('":".join(f"{b ^ 0x13:02x}" for b in v.encode())'),
+    "xor 0xc7, base64 after a header": _same(
+        'base64.b64encode(b"hdr:" + bytes(b ^ 0xC7 for b in v.encode())).decode()'
+    ),
+    "xor 0x20, urlsafe base64": _same(
+        "base64.urlsafe_b64encode(bytes(b ^ 0x20 for b in v.encode())).decode()"
+    ),
+    "zlib, base64": _same("base64.b64encode(zlib.compress(v.encode(), 9)).decode()"),
+    "gzip, base64": _same("base64.b64encode(gzip.compress(v.encode())).decode()"),
+    "raw deflate level 1, hex": _same(
+        "(lambda c: (c.compress(v.encode()) + c.flush()).hex())"
+        "(zlib.compressobj(1, zlib.DEFLATED, -15))"
+    ),
+}
+DISGUISES.update(MORE_DISGUISES)
+
 
 pytestmark = pytest.mark.usefixtures("clean_known_registry")
 
@@ -88,7 +142,8 @@ def test_a_known_value_printed_in_disguise_leaves_through_no_channel_S5(
     project = tmp_path / "proj"
     project.mkdir()
     (project / "test_env.py").write_text(
-        "import base64, codecs, json, os\n\n"
+        "import base64, codecs, gzip, json, os, zlib\n\n"
+        f"B85 = {B85!r}\nZ85 = {Z85!r}\n{ROT}\n"
         "def test_env():\n"
         '    v = os.environ["MY_SETTING"]\n'
         f"    print('out:', {code})\n"
@@ -176,3 +231,48 @@ def test_a_secret_inside_a_bad_argument_is_not_echoed_by_the_cli_error_S8(
     assert out.returncode != 0
     assert "Error" in out.stderr + out.stdout
     assert secret not in out.stdout + out.stderr, out.stderr
+
+
+def _random_values(seed: int, count: int) -> list[str]:
+    """Values of 12 to 40 characters: letters, digits and punctuation, seeded."""
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + "-_.:/@+=!"
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(12, 40))) for _ in range(count)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_disguise_of_random_values_inside_prose_is_hidden_S8(seed: int) -> None:
+    """The class, not the example: twenty values of other lengths and alphabets, all known
+    at once, each disguise of each at a random place inside prose."""
+    values = _random_values(seed, 20)
+    remember(values)
+    rng = random.Random(seed)
+    prose = "The quick brown fox jumps over the lazy dog. 12 passed in 0.42s\n" * 20
+    for name, (_, disguise) in DISGUISES.items():
+        for value in values:
+            disguised = disguise(value)
+            cut_at = rng.randrange(len(prose))
+            out = redact(prose[:cut_at] + " " + disguised + " " + prose[cut_at:])
+            assert REDACTED in out and disguised not in out, (name, value, disguised)
+
+
+def test_many_known_values_leave_other_data_untouched_S8() -> None:
+    """Twenty known values and their hundreds of forms hide nothing of prose (in any
+    case, ROT-ed), hex dumps, base64, base85, gzip of other data."""
+    remember(_random_values(99, 20))
+    rng = random.Random(5)
+    noise = [bytes(rng.randrange(256) for _ in range(64)) for _ in range(40)]
+    sentence = "The quick brown fox jumps over the lazy dog, 12 passed, 3 failed in 0.42s."
+    texts = [
+        sentence,
+        sentence.upper(),
+        codecs.encode(sentence, "rot13"),
+        "\n".join(chunk.hex(":") for chunk in noise),
+        "\n".join(base64.b64encode(chunk).decode() for chunk in noise),
+        "\n".join(base64.a85encode(chunk).decode() for chunk in noise),
+        "\n".join(base64.b32encode(chunk).decode() for chunk in noise),
+        base64.b64encode(gzip.compress(sentence.encode() * 50, mtime=0)).decode(),
+        base64.b64encode(zlib.compress(b"".join(noise))).decode(),
+    ]
+    for text in texts:
+        assert redact(text) == text, text[:80]

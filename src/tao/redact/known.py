@@ -46,6 +46,7 @@ from tao.redact.known_forms import (
     DROPPED_BUT_DIGITS,
     DROPPED_BUT_LETTERS,
     LETTERS,
+    ZEROED,
     shift_signature,
     squeeze,
     value_forms,
@@ -67,6 +68,7 @@ class FormIndex:
 
     squeezed: Needles = field(default_factory=Needles)
     raw: Needles = field(default_factory=Needles)
+    zeroed: Needles = field(default_factory=Needles)
     letter_shifts: tuple[bytes, ...] = ()
     digit_shifts: tuple[bytes, ...] = ()
     xor: tuple[bytes, ...] = ()
@@ -80,6 +82,7 @@ class FormIndex:
                 (form for value in forms for form in value.folded),
             ),
             raw=Needles.of(form for value in forms for form in value.raw),
+            zeroed=Needles.of(form for value in forms for form in value.zeroed),
             letter_shifts=_joined(value.letter_shifts for value in forms),
             digit_shifts=_joined(value.digit_shifts for value in forms),
             xor=_joined(value_signatures(value) for value in values),
@@ -153,8 +156,9 @@ def form_spans(text: str, index: FormIndex) -> list[Span]:
     """Where ``index``'s forms appear in ``text``, searched in views of it made by C calls:
 
     * squeezed (ASCII letters and digits, :func:`tao.redact.known_forms.squeeze`) for
-      forms whose case matters, and lower-cased for those whose case means nothing; runs
-      of hex in it, decoded, for XOR signatures;
+      forms whose case matters, and lower-cased for those whose case means nothing (and
+      with its digits zeroed, for the ROT-n of a value with few letters); runs of hex in
+      it, decoded, for XOR signatures;
     * its letters only, and its digits only, as shift signatures (ROT-n for any n);
     * the text as written, one byte per character, for base85 and for runs of base64
       decoded (XOR signatures).
@@ -162,6 +166,9 @@ def form_spans(text: str, index: FormIndex) -> list[Span]:
     view = squeeze(text)
     folded = view.lower()
     squeezed = find_forms(view, folded, index.squeezed) + hex_spans(folded, index.xor)
+    if index.zeroed:
+        zeroed = folded.translate(ZEROED)
+        squeezed += find_forms(zeroed, zeroed, index.zeroed)
     spans = mapped(text, squeezed, DROPPED)
     letters = shift_signature(folded.translate(None, DIGITS), 26)
     spans += mapped(text, shifted(letters, index.letter_shifts), DROPPED_BUT_LETTERS)

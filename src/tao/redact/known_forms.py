@@ -24,8 +24,11 @@ A value's forms, by the view of the text they are searched in:
   punctuation, so squeezed it would be too short): base85 in its three alphabets
   (Ascii85, RFC 1924 ``b85``, Z85) at every alignment.
 * **folded** (the text lower-cased, for forms whose case means nothing): the value,
-  reversed, hex (any case, ``\\x`` escapes), URL- and JSON-escaped, ROT13, base32 (of the
-  value and of its hex), hex of its base64 and of its deflate body.
+  reversed, hex (any case, ``\\x`` escapes), URL- and JSON-escaped, ROT13 (every ROT-n
+  for a value with too few letters for a signature), base32 (of the value and of its
+  hex), hex of its base64 and of its deflate body.
+* **zeroed** (the text lower-cased, every digit written ``0``): every ROT-n of a value
+  with too few letters for a shift signature, digits turned or not.
 * **shift signatures**: the differences between consecutive letters (mod 26) of the
   value's letters, lower-cased; ROT-n for *every* n, with any case, keeps them, and the
   digits between (shifted or not) are skipped. The same for digits (mod 10) when the value
@@ -71,6 +74,11 @@ DROPPED_BUT_DIGITS = re.compile(GLUE + r'|[^0-9"]+|"')
 #: Every byte but ASCII letters and digits (UTF-8 bytes of other characters are >= 0x80).
 _NOT_ALNUM = bytes(b for b in range(256) if not chr(b).isascii() or not chr(b).isalnum())
 DIGITS = b"0123456789"
+#: Lower-cases and writes every digit as ``0``: a view in which digits turned by any n
+#: read the same.
+ZEROED = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000"
+)
 LETTERS = bytes(range(ord("a"), ord("z") + 1)) + bytes(range(ord("A"), ord("Z") + 1))
 #: Base85 alphabets in digit order: RFC 1924 (``base64.b85encode``), Ascii85, Z85.
 _B85 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
@@ -85,6 +93,7 @@ class ValueForms:
     exact: tuple[bytes, ...]
     raw: tuple[bytes, ...]
     folded: tuple[bytes, ...]
+    zeroed: tuple[bytes, ...]
     letter_shifts: tuple[bytes, ...]
     digit_shifts: tuple[bytes, ...]
 
@@ -165,6 +174,8 @@ def _deflated(data: bytes) -> list[bytes]:
 def value_forms(value: str) -> ValueForms:
     """Every squeezed form of ``value`` searched for (computed once per value)."""
     data = value.encode("utf-8")
+    squeezed = value.encode("utf-8", "ignore").translate(None, _NOT_ALNUM).lower()
+    letters = squeezed.translate(None, DIGITS)
     hexes = [data.hex().encode(), data.hex().upper().encode()]
     once = _base64(data)
     deflated = _deflated(data)
@@ -191,16 +202,25 @@ def value_forms(value: str) -> ValueForms:
         *(form.hex().encode() for form in once),  # hex of the base64
         *(stream.hex().encode() for stream in deflated),
     ]
-    squeezed = value.encode("utf-8", "ignore").translate(None, _NOT_ALNUM).lower()
-    letters = squeezed.translate(None, DIGITS)
     digits = squeezed.translate(None, LETTERS)
     return ValueForms(
         exact=_kept(form.translate(None, _NOT_ALNUM) for form in exact),
         raw=_kept(_base85(data)),
         folded=_kept(form.translate(None, _NOT_ALNUM).lower() for form in folded),
+        zeroed=_kept(form.translate(ZEROED) for form in _rotated(squeezed, letters)),
         letter_shifts=_signatures(letters, 26),
         digit_shifts=_signatures(digits, 10),
     )
+
+
+def _rotated(squeezed: bytes, letters: bytes) -> list[bytes]:
+    """Every ROT-n of a (squeezed, lower-case) value with too few letters for a shift
+    signature, forwards and reversed; none otherwise (the signatures find them all)."""
+    if len(letters) >= MIN_SHIFTED:
+        return []
+    lower = b"abcdefghijklmnopqrstuvwxyz"
+    turned = [squeezed.translate(bytes.maketrans(lower, lower[n:] + lower[:n])) for n in range(26)]
+    return turned + [form[::-1] for form in turned]
 
 
 def _kept(forms: Iterable[bytes]) -> tuple[bytes, ...]:
@@ -224,6 +244,7 @@ __all__ = [
     "LETTERS",
     "MIN_FORM",
     "MIN_SHIFTED",
+    "ZEROED",
     "ValueForms",
     "shift_signature",
     "squeeze",
