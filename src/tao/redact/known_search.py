@@ -56,7 +56,8 @@ class Needles:
         long = [(form, fold) for form, fold in cased if len(form) >= BLOCKED]
         if len(long) < FINDS_PER_PASS:
             long = []
-        short = [(form, fold) for form, fold in cased if (form, fold) not in long]
+        blocked = set(long)
+        short = [(form, fold) for form, fold in cased if (form, fold) not in blocked]
         blocks: dict[int, list[tuple[bytes, int, bool]]] = {}
         for form, fold in long:
             lowered = form.lower()
