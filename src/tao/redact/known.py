@@ -19,11 +19,11 @@ What is known, registered when a run is set up (:func:`remember_environment`):
 
 Values shorter than :data:`MIN_CHARS` are not registered: hiding every ``true`` or
 ``8080`` would blank ordinary text, and such a value is no secret worth the name.
-Matching is exact and case-sensitive, with ``str.find`` per value (C speed; the registry
-holds a handful of values), so it stays linear in the text. The value's disguises
-(base64 twice, base32, hex with ``:``, URL-encoded, reversed, spaced out, cut across JSON
-strings) are computed once when it is registered and searched for the same way
-(:mod:`tao.redact.known_forms`).
+A value is found verbatim with ``str.find`` (C speed), and in its disguises: upper-cased,
+ROT-n, base64, base85, hex, XOR-ed, deflated... (:mod:`tao.redact.known_forms`, computed
+once when it is registered, and :mod:`tao.redact.known_xor`), searched in a few views of
+the text (:func:`form_spans`; many forms in one pass, :mod:`tao.redact.known_search`).
+Every step is linear in the text, and nothing runs while no value is registered.
 
     >>> remember(["Zq7hunter2horse"])
     >>> known_spans("value is Zq7hunter2horse.")
