@@ -256,25 +256,30 @@ def test_a_run_reading_huge_crafted_files_ends_as_a_spent_budget_L1_S11(
     """Issue 26: a tool (``read_file``, in-process Python) that returns 2 MB of crafted text,
     dense with secrets, at every step does not keep a run past ``--max-seconds`` in
     redaction: the run ends as a spent budget (SPEC L1, exit 3) within a few seconds of its
-    limit, and nothing planted reaches the output (redaction runs before truncation)."""
+    limit, and nothing planted reaches the output (the kept end is redacted before the cut,
+    with a margin past it: tao.redact.kept). Each read now costs milliseconds, so the run
+    has thousands of replies and no repeat or token limit to end it first."""
     for n in range(4):
         (tmp_path / f"dump{n}.txt").write_text(
             f"pw: hunter{n}x0000001 --token t{n}000001zz API_{n}=9f8e7d6c5b4a3928170{n}f5e4d\n"
             * 40_000,
             encoding="utf-8",
         )
-    script = replay([f"Thought: more.\nAction: read_file[dump{n % 4}.txt]" for n in range(60)])
+    steps = 3_000  # more than 3 s of steps, however fast each is (a read is cut first)
+    script = replay([f"Thought: more.\nAction: read_file[dump{n % 4}.txt]" for n in range(steps)])
     started = time.monotonic()
     out = tao_cli(
         "run", "read them", "-m", f"replay:{script}", "-t", "files", "--project", str(tmp_path),
-        "--max-steps", "60", "--max-seconds", "3", "--no-input", "--json", timeout=120,
+        "--max-steps", str(steps), "--max-repeats", str(steps), "--max-tokens", str(10**15),
+        "--max-seconds", "3",
+        "--no-input", "--json", timeout=120,
     )  # fmt: skip
     took = time.monotonic() - started
     data = json.loads(out.stdout)
     assert out.returncode == 3, out.stderr[-2000:]  # a spent budget, not a failure
     assert data["status"] == "max_steps" and data["error"] is None
     assert "time limit of 3 s" in data["stop_reason"], data["stop_reason"]
-    assert len(data["steps"]) < 60  # cut by time, not by running out of replies
+    assert len(data["steps"]) < steps  # cut by time, not by running out of replies
     assert data["duration_s"] < 3 + 6, data["duration_s"]  # not stuck redacting
     assert took < 60, took  # the child's start and the 3 s of the run
     assert re.search(r"hunter\dx|t\d000001zz|9f8e7d6c", out.stdout) is None

@@ -54,6 +54,31 @@ def test_the_preview_is_the_unified_diff_a_person_approves_S3(project: Path) -> 
     assert shown.startswith("delete app.py (12 bytes, sha256 ")  # bound to what is deleted (S6)
 
 
+GITHUB = "ghp_" + "Zx8Cv6Bn4MLk3Jh2Gf1DsA0PoIuYtRe9WqQ"
+
+
+@pytest.mark.parametrize("offset", [1_960, 1_985, 1_995, 2_000, 2_010])
+def test_a_preview_cuts_a_megabyte_line_without_showing_half_a_secret_S3_S8(
+    project: Path, offset: int
+) -> None:
+    """A minified bundle is one line of megabytes: the preview shows its first 2,000
+    characters and says how many more there are, and a token across that cut is hidden
+    whole, never shown in part (the line is redacted where it is cut: tao.redact.kept)."""
+    (project / "bundle.js").write_text("var a=1;" * 500_000 + "\n")
+    write, _ = write_tools(project)
+    assert write.preview is not None
+    line = "x" * offset + " " + GITHUB + " " + "y" * 1_000_000
+    shown = write.preview({"path": "bundle.js", "content": line + "\n"})
+    removed, added = shown.splitlines()[3:5]
+    assert removed.startswith("-var a=1;") and removed.endswith(
+        "... (3,998,001 more characters on this line)"
+    )
+    assert added.startswith("+xxx") and "more characters on this line)" in added
+    assert len(added) < 2_100
+    assert not any(GITHUB[i : i + 8] in shown for i in range(len(GITHUB) - 7))
+    assert "[REDACTED]" in added or offset >= 2_000
+
+
 @pytest.mark.parametrize(
     "path", ["../evil.py", "/etc/passwd", ".env", "config/.env.local", "keys/id_rsa", ".git/config"]
 )

@@ -57,6 +57,19 @@ class Joined:
         index = bisect_right(self.at, span[0])
         return index < len(self.at) and self.at[index] < span[1]
 
+    def windows(self, reach: int) -> list[Span]:
+        """The parts of the joined text within ``reach`` of a joint, merged: all a secret
+        across a joint can lie in, so a text with one joint is not scanned twice whole
+        (a 4 MB text whose last line happened to end in a joint took 1.4 s more)."""
+        merged: list[Span] = []
+        for at in self.at:
+            start, end = max(0, at - reach), min(len(self.text), at + reach)
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        return merged
+
     def _shift(self, position: int, *, after: bool) -> int:
         index = bisect_right(self.at, position) if after else bisect_right(self.at, position - 1)
         return self.removed[index - 1] if index else 0

@@ -113,13 +113,18 @@ def plugin_spans(text: str, lowered: str, classes: Classes | None = None) -> Ite
     runs = classes.map(_LONG_CHARS)
     tokens = classes.map(TOKEN)
     for rule in _candidates(lowered, tokens, runs.find(_LONG_NEEDLE) >= 0):
+        needles = Needles(rule.needles, lowered) if rule.long else None
         for start in _windows(rule, lowered, runs):
             end = min(size, start + WINDOW)
             if rule.run and tokens.find(rule.run, start, end) < 0:
                 continue  # no token long enough for this rule's secrets
-            window = text[start:end]
-            if not any(needle in window.lower() for needle in rule.needles):
-                continue
+            if needles is not None:  # a long run's window: does it hold a needle too?
+                hit = needles.search(start)
+                if hit is None:
+                    break  # none in the rest of the text
+                if hit[0] >= end:
+                    continue
+            window = text[start:end]  # a needle's own window holds it
             for pattern in rule.patterns:
                 for match in pattern.finditer(window):
                     a, b = secret_group(match)

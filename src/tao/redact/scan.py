@@ -45,6 +45,10 @@ from tao.redact.urls import redact_url_with, url_spans
 #: few ``str.find``.
 _MARKS = ("=", ":", "-", "_", ".")
 _RUN = 16
+#: How far from a joint (:mod:`tao.redact.joined`) a secret across it is looked for: past
+#: the widest neighbourhood a layer reads for one value (a detector's window, an encoded
+#: run's piece).
+_JOINT_REACH = 4_096
 #: Texts redacted lately: a step's observation is redacted for the model, then again for
 #: the log and the screen; the same string is scanned once. Long texts are not kept.
 _MEMO_CHARS = 8_192
@@ -106,9 +110,11 @@ def find_secrets(text: str) -> list[Span]:
     spans.extend(encoded_spans(text, plain_spans, classes, spans))
     joined = join(text)
     if joined is not None:
-        for span in plain_spans(joined.text):
-            if joined.crosses(span):
-                spans.append(joined.original(span))
+        for start, end in joined.windows(_JOINT_REACH):
+            for span_start, span_end in plain_spans(joined.text[start:end]):
+                span = (start + span_start, start + span_end)
+                if joined.crosses(span):
+                    spans.append(joined.original(span))
     spans.extend(unescaped_spans(text, plain_spans))
     return merge(spans)
 

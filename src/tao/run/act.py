@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tao.errors import ToolError
 from tao.lookalikes import name_problem
-from tao.redact.scan import redact
+from tao.redact.kept import redact_kept
 from tao.state.calls import Call, Outcome, Ready
 from tao.state.config import PendingCall, Via
 from tao.state.jsontypes import JSON, JSONObject
@@ -188,10 +188,20 @@ def execute(
 
 
 def _redacted(run: Executor, tool: Tool, arguments: JSONObject) -> str:
-    """The call's output, already redacted: redaction runs inside the call's time limit
+    """The call's output, redacted and cut: redaction runs inside the call's time limit
     (SPEC S11), so a tool returning a huge text cannot hold the run past it, and a call
     cut short while redacting shows nothing of its output."""
-    return redact(run(tool, arguments))
+    return redacted_cut(run(tool, arguments), tool)
+
+
+def redacted_cut(output: str, tool: Tool) -> str:
+    """``output`` redacted, then cut to ``tool``'s size (SPEC L6, S8): of a long output
+    only the kept end is redacted (:mod:`tao.redact.kept`), so 100 MB costs what 40 KB
+    does, and no secret across the cut shows in part."""
+    region, whole = redact_kept(output, tool.max_chars, tool.keep)
+    if whole and len(region) <= tool.max_chars:
+        return region
+    return cut(region, tool.max_chars, tool.keep, len(output))  # the note counts the output
 
 
 async def aexecute(
@@ -205,7 +215,7 @@ async def aexecute(
     started, limit = time.perf_counter(), time_limit(ready, call_tool, timeout_s)
     result = await await_with_limit(lambda: _acall(ready.tool, ready.arguments), limit)
     if isinstance(result, Finished) and result.value is not None:  # awaited: redacted here
-        result = Finished(redact(result.value), result.error)
+        result = Finished(redacted_cut(result.value, ready.tool), result.error)
     return _observed(ready, result, started, True)
 
 
@@ -234,16 +244,17 @@ def _observed(ready: Ready, result: Finished[str] | TimedOut, started: float, ow
             "abandoned and its result, if any, is lost. Try a smaller request."
         )
     elif isinstance(result.error, ToolError):
-        observation = redact(f"Error: {result.error}")
+        observation = redacted_cut(f"Error: {result.error}", ready.tool)
     elif isinstance(result.error, Exception):  # a crashing tool is an observation
-        observation = redact(f"Error: {type(result.error).__name__}: {result.error}")
+        error = f"Error: {type(result.error).__name__}: {result.error}"
+        observation = redacted_cut(error, ready.tool)
     elif result.error is not None:  # KeyboardInterrupt, SystemExit: not the model's doing
         raise result.error
     else:
-        observation = str(result.value)
+        observation = str(result.value)  # redacted and cut already (redacted_cut)
     return Outcome(
         StepKind.ACTION,
-        cut(observation, ready.tool.max_chars, ready.tool.keep),  # redacted before the cut
+        observation,
         ready.tool.name,
         ready.arguments,
         time.perf_counter() - started,

@@ -467,16 +467,19 @@ def tool(
     return wrap(fn) if fn is not None else wrap
 
 
-def cut(text: str, max_chars: int, keep: Keep) -> str:
-    """Bound an observation and say so, so the model knows it saw only part (SPEC L6)."""
-    if len(text) <= max_chars:
-        return text
+def cut(text: str, max_chars: int, keep: Keep, total: int | None = None) -> str:
+    """Bound an observation and say so, so the model knows it saw only part (SPEC L6).
+
+    ``total``: the length of the whole output when ``text`` is already only its kept end
+    (:func:`tao.redact.kept.redact_kept`), so the note counts what the tool returned."""
+    if total is None:
+        if len(text) <= max_chars:
+            return text
+        total = len(text)
+    shown = min(max_chars, len(text))
     if keep == "tail":
         return (
-            f"[output cut: showing the last {max_chars:,} of {len(text):,} characters]\n"
-            + text[-max_chars:]
+            f"[output cut: showing the last {shown:,} of {total:,} characters]\n"
+            + text[len(text) - shown :]
         )
-    return (
-        text[:max_chars]
-        + f"\n[output cut: showing the first {max_chars:,} of {len(text):,} characters]"
-    )
+    return text[:shown] + f"\n[output cut: showing the first {shown:,} of {total:,} characters]"

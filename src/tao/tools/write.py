@@ -29,6 +29,8 @@ from pathlib import Path, PurePath
 from typing import NamedTuple
 
 from tao.errors import ToolError
+from tao.redact.kept import redact_kept
+from tao.redact.marker import REDACTED
 from tao.redact.scan import redact
 from tao.state.jsontypes import JSONObject
 from tao.tools.base import Tool, make_tool
@@ -44,6 +46,9 @@ from tao.tools.paths import (
 #: Largest content write_file accepts, so one call cannot fill the disk.
 WRITE_MAX_CHARS = 1_000_000
 _DIFF_MAX_LINES = 400
+#: Longest diff line shown: a minified bundle or a JSON dump is one line of megabytes,
+#: which no person reads in a terminal and which would cost seconds to redact whole.
+_DIFF_LINE_CHARS = 2_000
 
 
 class Fingerprint(NamedTuple):
@@ -111,8 +116,24 @@ def diff(root: Path, path: str, content: str) -> str:
         return f"{shown}: no change"
     if len(lines) > _DIFF_MAX_LINES:
         lines = [*lines[:_DIFF_MAX_LINES], f"... ({len(lines) - _DIFF_MAX_LINES} more lines)\n"]
-    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    text = "".join(_shown_line(line) for line in lines)
     return redact(text.rstrip("\n"))
+
+
+def _shown_line(line: str) -> str:
+    """A diff line as the preview shows it: ending in a line break, and past
+    :data:`_DIFF_LINE_CHARS` cut, redacted where it is cut first (:mod:`tao.redact.kept`),
+    so no secret across the cut shows in part."""
+    line = line.rstrip("\n")
+    if len(line) > _DIFF_LINE_CHARS:
+        region, _ = redact_kept(line, _DIFF_LINE_CHARS, "head")
+        more = len(line) - _DIFF_LINE_CHARS
+        end = _DIFF_LINE_CHARS
+        marker = region.find(REDACTED, max(0, end - len(REDACTED) + 1), end + len(REDACTED))
+        if 0 <= marker < end:  # never half a marker
+            end = marker + len(REDACTED)
+        line = f"{region[:end]} ... ({more:,} more characters on this line)"
+    return line + "\n"
 
 
 def write_through_folder(target: ProjectPath, content: str) -> bool:
