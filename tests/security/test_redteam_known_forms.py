@@ -28,7 +28,7 @@ import pytest
 from tests.security.stored import home_files
 
 from tao.redact import REDACTED, redact
-from tao.redact.known import remember
+from tao.redact.known import MIN_PART, remember, seam
 
 VALUE = "Zq7hunter2horse"
 
@@ -276,3 +276,87 @@ def test_many_known_values_leave_other_data_untouched_S8() -> None:
     ]
     for text in texts:
         assert redact(text) == text, text[:80]
+
+
+#: A value cut in two across two observations of one run: how each half is written.
+SEAMS: dict[str, Callable[[str], tuple[str, str]]] = {
+    "verbatim": lambda v: (f"config: {v[:6]}\n", f"{v[6:]} is the rest"),
+    "verbatim, first part short": lambda v: (f"x = {v[:3]}", f"{v[3:]}\nok"),
+    "hex with colons": lambda v: (
+        "dump " + ":".join(f"{b:02x}" for b in v.encode()[:5]),
+        ":" + ":".join(f"{b:02x}" for b in v.encode()[5:]) + " end",
+    ),
+    "base64": lambda v: (
+        "b64 " + base64.b64encode(v.encode()).decode()[:9],
+        base64.b64encode(v.encode()).decode()[9:] + "\n",
+    ),
+    "upper-cased": lambda v: (f"key {v.upper()[:7]}", f"{v.upper()[7:]}."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEAMS))
+@pytest.mark.parametrize("value", ["Zq7hunter2horse", "p@ss/w0rd:Kx9!", "Ünïcødé-sëcret-42"])
+def test_a_known_value_cut_across_two_observations_is_hidden_S8(name: str, value: str) -> None:
+    """The second observation is read after the end of the first (as it was before
+    anything was hidden in it): the rest of the value is hidden, in any of its forms; a
+    verbatim first part dangling at the end of an observation is hidden too."""
+    remember([value])
+    first, second = SEAMS[name](value)
+    shown_first = seam("", first)
+    shown_second = seam(first, second)
+    assert REDACTED in shown_second, (name, value, shown_second)
+    assert second.rstrip("\n .") not in shown_second
+    if name.startswith("verbatim") and len(first.split()[-1]) >= MIN_PART:
+        assert REDACTED in shown_first and first.split()[-1] not in shown_first
+
+
+def test_an_observation_after_an_ordinary_one_is_untouched_S8() -> None:
+    """Nothing is hidden at a seam that holds no known value: ordinary ends and starts,
+    a value's later part after an unrelated end, a value's short first part."""
+    remember(["Zq7hunter2horse"])
+    pairs = [
+        ("The end of a file.\n", "ter2horse? no: just ter text"),
+        ("12 passed in 0.42s", "hunter2 is a famous password"),
+        ("a line ending in Zq7", "b line"),
+    ]
+    for previous, text in pairs:
+        assert seam(previous, text) == text
+        assert seam("", previous) == previous
+
+
+def test_a_known_value_read_in_two_halves_by_a_real_run_leaves_no_channel_S8(
+    tao_cli: Any, tao_home: Path, chat_server: Any, tmp_path: Path
+) -> None:
+    """The model reads two files, one ending with the value's first part and one starting
+    with the rest: neither half reaches the model, ``--json``, ``runs show``, ``runs
+    export`` or the run log on disk."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.txt").write_text(f"settings\nkey: {VALUE[:7]}")
+    (project / "b.txt").write_text(f"{VALUE[7:]}\nend of settings\n")
+    chat_server.replies.extend(
+        ["Action: read_file[a.txt]", "Action: read_file[b.txt]", "Action: finish[done]"]
+    )
+    out = tao_cli(
+        "run", "read the settings", "--model", "openai:m", "--base-url", chat_server.base_url,
+        "--protocol", "text", "--tools", "files", "--project", str(project),
+        "--pass-env", "MY_SETTING", "--json", env={"MY_SETTING": VALUE},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    observations = [step["observation"] for step in result["steps"][:2]]
+    assert "settings" in observations[0] and "end of settings" in observations[1]
+    assert all(REDACTED in observation for observation in observations), observations
+    run_id = result["run_id"]
+    shown = {
+        "--json": out.stdout + out.stderr,
+        "model request": json.dumps(chat_server.requests),
+        "runs show --json": tao_cli("runs", "show", run_id, "--json").stdout,
+        "export --full": tao_cli("runs", "export", run_id, "--full").stdout,
+    }
+    halves = {VALUE[:7], VALUE[7:]}
+    leaks = [(n, k) for k, text in shown.items() for n in halves if n in text]
+    leaks += [
+        (n, k) for k, data in home_files(tao_home).items() for n in halves if n.encode() in data
+    ]
+    assert leaks == [], leaks

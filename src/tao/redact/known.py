@@ -53,7 +53,7 @@ from tao.redact.known_forms import (
 )
 from tao.redact.known_search import Needles, find_forms, mapped, shifted
 from tao.redact.known_xor import base64_spans, hex_spans, value_signatures
-from tao.redact.marker import Span
+from tao.redact.marker import Span, merge, replace
 
 #: The shortest value registered.
 MIN_CHARS = 8
@@ -192,6 +192,47 @@ def _starts(text: str, value: str) -> list[int]:
     return found
 
 
+#: A value's first part left dangling at the end of an observation is hidden from this
+#: many characters (fewer would hide ordinary endings).
+MIN_PART = 6
+
+
+def seam(previous: str, text: str) -> str:
+    """``text``, read as what follows ``previous`` (the observation before it in the same
+    run, as it was before this hid anything), with a known value cut in two between them
+    hidden: the rest of a value whose start ends ``previous`` (in any of its forms: the
+    two ends are searched as one text), and a value's first part dangling at the end of
+    ``text`` (verbatim, :data:`MIN_PART` characters or more), which the next observation
+    may complete. Only the end of one and the start of the other are read."""
+    if not _values:
+        return text
+    width = seam_width()
+    tail, head = previous[-width:], text[:width]
+    spans = [
+        (0, end - len(tail)) for start, end in known_spans(tail + head) if start < len(tail) < end
+    ]
+    spans.extend(_dangling(text))
+    return replace(text, merge(spans))
+
+
+def seam_width() -> int:
+    """How much of an observation's end :func:`seam` reads: room for the longest value's
+    widest form (hex with separators: three characters a byte)."""
+    return 4 * max((len(value.encode("utf-8")) for value in _values), default=0) + 64
+
+
+def _dangling(text: str) -> list[Span]:
+    """A known value's first part (the longest, verbatim) ending ``text``."""
+    end = len(text.rstrip())
+    spans: list[Span] = []
+    for value in _values:
+        for size in range(len(value) - 1, MIN_PART - 1, -1):
+            if text.startswith(value[:size], end - size):
+                spans.append((end - size, end))
+                break
+    return spans
+
+
 def forget_all() -> None:
     """Drop every registered value (for tests that need a clean registry)."""
     global _values, _forms, _generation
@@ -209,4 +250,6 @@ __all__ = [
     "known_spans",
     "remember",
     "remember_environment",
+    "seam",
+    "seam_width",
 ]
