@@ -22,6 +22,8 @@ pytest.importorskip("mcp")
 
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent
 
+from tao.approval.mcp_rules import McpRules
+from tao.approval.policy import Policy
 from tao.errors import ToolError
 from tao.sandbox import SERVER_LIMITS, Sandbox
 from tao.state.jsontypes import JSON
@@ -77,6 +79,9 @@ if __name__ == "__main__":
 '''
 
 ADD_SCRIPT = ["Thought: add them.\nAction: add(a=2, b=3)", "Thought: done.\nAction: finish[5]"]
+#: The person's policy calls the server's add and lookup read-only (SPEC S3): the server's
+#: word alone does not (``server`` is the name made from ``python .../server.py``).
+READS = Policy(mcp=McpRules.of(read_only=["server:add", "server:lookup"]))
 
 
 @pytest.fixture(scope="module")
@@ -120,12 +125,14 @@ def test_names_are_identifiers_and_calls_use_the_real_name(tools: dict[str, McpT
     assert (safe_name("get-weather"), safe_name("2fa.check")) == ("get_weather", "t_2fa_check")
 
 
-def test_effects_come_from_annotations_and_unknown_means_approval(
-    tools: dict[str, McpTool],
-) -> None:
-    assert tools["add"].effects == ("read",) and tools["add"].read_only
+def test_every_tool_asks_until_a_policy_says_read_only_S3(tools: dict[str, McpTool]) -> None:
+    """The server's readOnlyHint is its word, kept as a hint; the tool is an effect."""
+    assert tools["add"].effects == ("sends",) and not tools["add"].read_only
+    assert tools["add"].hints.read_only and tools["add"].policy_name == "server:add"
     assert tools["send_note"].effects == ("sends",) and not tools["send_note"].read_only
     assert tools["delete_note"].effects == ("deletes",)
+    judged = tools["add"].judged(READS.mcp)
+    assert judged.read_only and judged.approval_note is None
 
 
 def test_a_read_only_tool_of_the_open_world_is_volatile_L12(tools: dict[str, McpTool]) -> None:
@@ -197,7 +204,8 @@ def test_agent_run_shows_observations_and_gates_side_effects(
     )
     from tao import Agent  # the agent run is the integration; the rest needs only the SDK
 
-    agent = Agent(f"replay:{script}", [*server.tools(), "calc"], record=False, max_steps=6)
+    tools = [*server.tools(), "calc"]
+    agent = Agent(f"replay:{script}", tools, record=False, max_steps=6, policy=READS)
     paused = agent.run("What is 2 + 3?")
     assert paused.status.value == "awaiting_approval"  # a "sends" tool waits for a person (S3)
     assert paused.pending is not None and paused.pending[0].tool == "send_note"
@@ -228,7 +236,8 @@ def test_native_protocol_sends_the_schema_and_runs_the_call(
             {"content": "", "tool_calls": [{"name": "finish", "arguments": {"answer": "5"}}]},
         ],
     )
-    result = Agent(f"replay:{script}", tools, protocol="native", record=False).run("2 + 3?")
+    agent = Agent(f"replay:{script}", tools, protocol="native", record=False, policy=READS)
+    result = agent.run("2 + 3?")
     assert (result.answer, result.steps[0].arguments, result.steps[0].observation) == (
         "5",
         {"a": 2, "b": 3},
@@ -255,9 +264,16 @@ def test_usable_from_inside_a_running_event_loop(tools: dict[str, McpTool]) -> N
     assert asyncio.run(main()) == "42"
 
 
-def test_names_clashing_across_servers_are_an_error(server: McpServer) -> None:
-    with pytest.raises(McpError, match="both have a tool named 'add'"):
+def test_names_clashing_across_servers_are_an_error(server: McpServer, server_script: Path) -> None:
+    """A tool name, and a server name (what a policy's SERVER:TOOL names, SPEC S3), belong
+    to one server."""
+    with pytest.raises(McpError, match="are both named 'server'; name them"):
         mcp_tools([server, server])
+    with (
+        McpServer.stdio([sys.executable, str(server_script)], name="other") as other,
+        pytest.raises(McpError, match="both have a tool named 'add'"),
+    ):
+        mcp_tools([server, other])
 
 
 def test_other_content_becomes_a_placeholder() -> None:
@@ -326,8 +342,10 @@ def test_a_server_that_fails_to_start_says_why() -> None:
 
 
 def test_cli_run_uses_mcp_tools(
-    tao_cli: Callable[..., CliResult], server_script: Path, tmp_path: Path
+    tao_cli: Callable[..., CliResult], server_script: Path, tmp_path: Path, tao_home: Path
 ) -> None:
+    tao_home.mkdir(parents=True, exist_ok=True)
+    (tao_home / "policy.toml").write_text('[mcp]\nread_only = ["server:add"]\n')
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(server_script))}"
     script = write_replay(tmp_path, ADD_SCRIPT)
     out = tao_cli(
@@ -356,7 +374,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_streamable_http(server_script: Path) -> None:
+def test_streamable_http(
+    server_script: Path,
+    tao_cli: Callable[..., CliResult],
+    tao_home: Path,
+    replay: Callable[[list[str]], Path],
+) -> None:
+    """Over HTTP too; ``--mcp-url NAME=URL`` names the server for the policy (SPEC S3)."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, str(server_script), str(port)],
@@ -374,11 +398,19 @@ def test_streamable_http(server_script: Path) -> None:
                 assert time.monotonic() < deadline, "the HTTP server did not start in 15 s"
                 time.sleep(0.1)
         with McpServer.http(f"http://127.0.0.1:{port}/mcp") as remote:
-            tools = {t.name: t for t in remote.tools()}
-            assert tools["add"].read_only and not tools["send_note"].read_only
+            tools = {t.name: t for t in remote.tools() if isinstance(t, McpTool)}
+            assert tools["add"].policy_name == f"127.0.0.1-{port}:add"  # its name: where it is
+            assert not tools["add"].read_only and tools["add"].hints.read_only
             assert tools["add"].invoke(tools["add"].bind("a=40, b=2", "call")) == "42"
             with pytest.raises(ToolError, match="no such key"):
                 tools["lookup"].invoke({"key": "k"})
+        tao_home.mkdir(parents=True, exist_ok=True)
+        (tao_home / "policy.toml").write_text('[mcp]\nread_only = ["remote:add"]\n')
+        url = f"remote=http://127.0.0.1:{port}/mcp"
+        out = tao_cli("run", "2 + 3?", "--mcp-url", url, "--model", f"replay:{replay(ADD_SCRIPT)}",
+                      "--json", timeout=60)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert out.json()["steps"][0]["observation"] == "5"  # read-only by the policy: unasked
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -32,6 +32,9 @@ on the project-relative POSIX path, so ``out/../tests/test_x.py`` and, with
 
 Other arguments are matched as text (``fnmatch``), except values that look like
 a path escape (``..``, absolute, ``~``, backslashes), which never match.
+
+An MCP tool is an effect whatever its server says, unless the ``[mcp]`` table calls it
+read-only (``read_only = ["notes:search"]``, :mod:`tao.approval.mcp_rules`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from tao.approval.globs import (
     path_covered,
     pattern_problem,
 )
+from tao.approval.mcp_rules import McpRules, rules_of
 from tao.errors import ToolError
 from tao.paths import TRUST_PROJECT_POLICY_ENV, default_policy_path
 from tao.state.jsontypes import JSONObject
@@ -102,6 +106,8 @@ class Policy:
     source: Path | None = None
     #: Path globs of multiply-linked files the file tools may open (``hard_links = [...]``).
     hard_links: tuple[str, ...] = ()
+    #: The ``[mcp]`` table: which MCP tools a person calls read-only (:mod:`.mcp_rules`).
+    mcp: McpRules = field(default_factory=McpRules)
 
     def hard_link_allowed(self, relative: str) -> bool:
         """Whether a person allowed the file tools to open this multiply-linked file."""
@@ -134,7 +140,7 @@ class Policy:
             raise PolicyError(f"policy file not found: {path}") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise PolicyError(f"cannot read policy file {path}: {error}") from None
-        unknown = set(data) - {"allow", "hard_links"}
+        unknown = set(data) - {"allow", "hard_links", "mcp"}
         if unknown:
             raise PolicyError(
                 f"policy file {path}: unknown section(s) {', '.join(sorted(unknown))}"
@@ -155,7 +161,7 @@ class Policy:
                         f"policy file {path}: rule {number}: {name} = {pattern!r} {problem}"
                     )
             rules.append(Rule(entry["tool"], patterns))
-        return cls(tuple(rules), path, hard_links_of(data, path))
+        return cls(tuple(rules), path, hard_links_of(data, path), rules_of(data, path))
 
     @classmethod
     def default(cls) -> Policy:

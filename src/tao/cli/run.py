@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -138,8 +139,8 @@ _HELP = {
     "with its settings (model, tools, …) except the options given here.",
     "human": "You perform every Action and type the Observation.",
     "no-input": "Never prompt; calls that need approval are refused.",
-    "mcp": "Add the tools of an MCP server started by this command (stdio); repeatable.",
-    "mcp-url": "Add the tools of the MCP server at this streamable-HTTP URL; repeatable.",
+    "mcp": "Add the tools of the MCP server this command starts ('NAME=COMMAND'); repeatable.",
+    "mcp-url": "Add the tools of the MCP server at this HTTP URL ('NAME=URL'); repeatable.",
     "no-log": "Do not record this run in the run log (it cannot pause for an approval then).",
     "json": "Print one JSON object instead of the live display.",
 }
@@ -165,8 +166,8 @@ class RunFlags:
 @setting_options("run")
 @_option("--human-tools", is_flag=True, help=_HELP["human"])
 @_option("--no-input", is_flag=True, help=_HELP["no-input"])
-@_option("--mcp", "mcp_commands", multiple=True, metavar="'COMMAND ARGS'", help=_HELP["mcp"])
-@_option("--mcp-url", "mcp_urls", multiple=True, metavar="URL", help=_HELP["mcp-url"])
+@_option("--mcp", "mcp_commands", multiple=True, metavar="'[NAME=]COMMAND'", help=_HELP["mcp"])
+@_option("--mcp-url", "mcp_urls", multiple=True, metavar="[NAME=]URL", help=_HELP["mcp-url"])
 @_option("--no-log", is_flag=True, help=_HELP["no-log"])
 @_option("--continue", "parent", metavar="RUN_ID", help=_HELP["continue"])
 @setting_options("run", ProcessSettings())
@@ -205,6 +206,7 @@ def run(task: str, **options: object) -> None:
                 record=not flags.no_log,
             )
         _check_setup(agent, flags, interactive)
+        _announce_hints(agent)
         with sigterm_interrupts():
             history = parent.run_id if parent is not None else None
             if flags.as_json:
@@ -278,6 +280,20 @@ def _check_setup(agent: Agent, flags: RunFlags, interactive: bool) -> None:
         )
 
 
+def _announce_hints(agent: Agent) -> None:
+    """SPEC S3: one line on stderr when MCP servers call tools read-only that the person's
+    policy does not, so a prompt at each of their calls surprises nobody; one more when a
+    ``read_only`` entry names a server of the run but none of its tools (a typo)."""
+    from tao.paths import default_policy_path
+    from tao.tools.mcp_tool import hints_notice, unmatched_notice
+
+    where = agent.policy.source or default_policy_path()
+    tools = agent.tools.values()
+    for line in (hints_notice(tools, str(where)), unmatched_notice(tools, agent.policy.mcp)):
+        if line is not None:
+            echo(line, err=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class FollowUp:
     """``--continue RUN_ID``: the full id of the run followed up, and the follow-up's settings."""
@@ -330,13 +346,25 @@ def _connect_mcp(
     )
     servers: list[McpServer] = []
     try:
-        servers.extend(McpServer.stdio(command, sandbox=sandbox) for command in commands)
-        servers.extend(McpServer.http(url) for url in urls)
+        for name, command in map(_named, commands):
+            servers.append(McpServer.stdio(command, name=name, sandbox=sandbox))
+        for name, url in map(_named, urls):
+            servers.append(McpServer.http(url, name=name))
     except BaseException:  # one failed to start: end the ones already running
         for server in servers:
             server.close()
         raise
     return servers
+
+
+#: ``--mcp 'notes=python server.py'``: a server's name for the policy, then its command.
+_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})=(\S.*)", re.DOTALL)
+
+
+def _named(spec: str) -> tuple[str | None, str]:
+    """``NAME=COMMAND`` (or ``NAME=URL``) as its two parts; no name: ``None`` and ``spec``."""
+    found = _NAMED.fullmatch(spec.strip())
+    return (found[1], found[2]) if found else (None, spec)
 
 
 def _mcp_tools(servers: list[McpServer]) -> list[Tool]:

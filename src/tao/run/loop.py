@@ -450,8 +450,8 @@ def _gated(
                 )
             if why is not None:
                 gated[i] = journal.pending(turn.index, i, r, why, thought)
-        elif needs_approval(r):
-            gated[i] = journal.pending(turn.index, i, r, thought=thought)
+        elif needs_approval(r):  # an MCP tool says why it asks though its server said not
+            gated[i] = journal.pending(turn.index, i, r, r.tool.approval_note, thought)
     return gated
 
 

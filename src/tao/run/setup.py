@@ -39,6 +39,7 @@ from tao.state.config import COMPACTIONS, Approval, Checkpoint, Decision, RunCon
 from tao.state.result import RunResult, Status
 from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
+from tao.tools.mcp_tool import McpTool
 
 if TYPE_CHECKING:
     from tao.approval.policy import Policy
@@ -146,7 +147,8 @@ def build_setup(
     """Everything an agent needs, decided from its config (and the live objects beside it).
 
     ``policy``: the folders it lets the model write without asking are the only ones
-    sandboxed children may write (:func:`tao.sandbox.writable.writable_folders`)."""
+    sandboxed children may write (:func:`tao.sandbox.writable.writable_folders`), and
+    its ``[mcp]`` table is what makes an MCP tool read-only (SPEC S3; no policy: none is)."""
     from tao.sandbox.settings import Sandbox
     from tao.sandbox.writable import writable_folders
     from tao.tools.registry import resolve_tools
@@ -170,6 +172,12 @@ def build_setup(
         specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
     )
     named = {tool.name: tool for tool in resolved}
+    if policy is not None:
+        named.update(
+            (name, tool.judged(policy.mcp))
+            for name, tool in named.items()
+            if isinstance(tool, McpTool)
+        )
     if named and config.compaction != "none" and "recall" not in named:
         named["recall"] = make_tool(recall, trusted_output=True)  # fenced by the loop
     named["finish"] = make_tool(finish)

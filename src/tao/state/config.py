@@ -449,8 +449,9 @@ class PendingCall:
     """It was running when its process stopped (SPEC R1): it may have taken effect. Only a
     person decides whether it runs again; no policy rule or automatic approver does."""
     reason: str | None = None
-    """Why a call of a tool with no declared effect waits for a person (SPEC S11): the
-    project code ``run_tests`` would execute changed since the last approval, and which files."""
+    """Why a call waits for a person beyond its effects: the project code ``run_tests``
+    would execute changed since the last approval, and which files (SPEC S11); an MCP tool
+    its server calls read-only and the person's policy does not (S3)."""
     thought: str | None = None
     """The model's Thought in the reply that asked for the call: why it wants it, shown to
     the person before they decide (a log written before it existed has none)."""

@@ -172,6 +172,13 @@ class Tool:
         return self.effects == ("read",)
 
     @property
+    def approval_note(self) -> str | None:
+        """What a person deciding on a call should know of the tool's effects beyond the
+        list (an MCP tool its server calls read-only and the policy does not); shown as the
+        pending call's ``reason``."""
+        return None
+
+    @property
     def schema(self) -> JSONObject:
         """JSON schema of the arguments, as native tool calling wants it."""
         schema: JSONObject = self.params.model_json_schema()

@@ -22,16 +22,21 @@ connection open; every request is handed to that loop thread-safely and waited
 for with a timeout, so a hung server becomes a :class:`~tao.errors.ToolError`
 Observation, never a hung run.
 
-Why ``sends``: tool annotations are hints from the server. A tool is trusted to
-be read-only only when the server says so (``readOnlyHint``); anything else
-needs a person's approval (SPEC S3), declared ``deletes`` when the server says
-it is destructive and ``sends`` otherwise.
+Why ``sends``: tool annotations are the server's word, and a hostile or careless server
+can call ``delete_everything`` read-only. So every MCP tool needs a person's approval for
+each call (SPEC S3), declared ``deletes`` when the server says it is destructive and
+``sends`` otherwise, unless the person's policy calls it read-only (``[mcp] read_only =
+["notes:search"]``, or ``trust_hints = ["notes"]`` to believe a server's ``readOnlyHint``;
+:mod:`tao.approval.mcp_rules`). ``notes`` is the server's *name*: the one given
+(``name="notes"``, ``tao run --mcp 'notes=python server.py'``) or one made from its command
+(:func:`default_name`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import tempfile
 import threading
@@ -41,7 +46,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO, TypeVar
+from urllib.parse import urlsplit
 
+from tao.approval.mcp_rules import SERVER_NAME, McpRules
 from tao.errors import InternalError, ToolError
 from tao.lookalikes import name_problem
 from tao.sandbox import SERVER_LIMITS, NotConfinable, Sandbox, SandboxUnavailable, confine
@@ -55,7 +62,7 @@ from tao.tools.mcp_tool import (
     AnyArgs,
     McpTool,
     clean_schema,
-    effects_of,
+    hints_of,
     plain_text,
     result_text,
     safe_name,
@@ -67,7 +74,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.types import Tool as WireTool
 
-__all__ = ["McpError", "McpServer", "McpTool", "mcp_tools"]
+__all__ = ["McpError", "McpServer", "McpTool", "default_name", "mcp_tools"]
 
 T = TypeVar("T")
 #: Seconds to wait for a server to start and list its tools.
@@ -96,15 +103,23 @@ class McpServer:
         label: str,
         connect: Callable[[TextIO], Client],
         *,
+        name: str,
         prefix: str = "",
         connect_timeout: float = CONNECT_TIMEOUT,
         call_timeout: float = CALL_TIMEOUT,
     ) -> None:
+        if not SERVER_NAME.fullmatch(name):
+            raise McpError(
+                f"MCP server name {name!r} is not a plain name (letters, digits, '_', '.', "
+                "'-'; at most 64): a policy names the server's tools as NAME:TOOL"
+            )
         try:
             import mcp  # noqa: F401  # an optional extra; say how to get it before any thread starts
         except ImportError:
             raise McpError("MCP support needs the SDK: pip install 'tao[mcp]'") from None
         self.label = label
+        #: What a policy calls this server (``read_only = ["NAME:tool"]``).
+        self.name = name
         self.prefix = prefix
         self.call_timeout = call_timeout
         # Lives as long as the connection; closed in close().
@@ -147,6 +162,7 @@ class McpServer:
         env: Mapping[str, str] | None = None,
         *,
         cwd: str | None = None,
+        name: str | None = None,
         prefix: str = "",
         connect_timeout: float = CONNECT_TIMEOUT,
         call_timeout: float = CALL_TIMEOUT,
@@ -160,7 +176,8 @@ class McpServer:
         arguments name (``python server.py``), and gets the allow-list environment plus
         ``env``. Where no sandbox is available it runs as before, with the SDK's minimal
         environment (PATH, HOME, ...) plus ``env``, so API keys of the agent's own
-        process still do not leak into third-party servers.
+        process still do not leak into third-party servers. ``name`` is what a policy calls
+        the server (default: :func:`default_name` of the command).
         """
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
@@ -181,6 +198,7 @@ class McpServer:
         server = cls(
             label,
             connect,
+            name=name or default_name(argv),
             prefix=prefix,
             connect_timeout=connect_timeout,
             call_timeout=call_timeout,
@@ -193,11 +211,13 @@ class McpServer:
         cls,
         url: str,
         *,
+        name: str | None = None,
         prefix: str = "",
         connect_timeout: float = CONNECT_TIMEOUT,
         call_timeout: float = CALL_TIMEOUT,
     ) -> McpServer:
-        """Connect to a server over streamable HTTP, e.g. ``http://127.0.0.1:8000/mcp``."""
+        """Connect to a server over streamable HTTP, e.g. ``http://127.0.0.1:8000/mcp``;
+        ``name`` is what a policy calls it (default: its host and port, ``127.0.0.1-8000``)."""
 
         def connect(errlog: TextIO) -> Client:
             from mcp import Client
@@ -205,7 +225,12 @@ class McpServer:
             return Client(url, read_timeout_seconds=call_timeout)
 
         return cls(
-            url, connect, prefix=prefix, connect_timeout=connect_timeout, call_timeout=call_timeout
+            url,
+            connect,
+            name=name or _url_name(url),
+            prefix=prefix,
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
         )
 
     async def _hold(self, connect: Callable[[TextIO], Client], ready: Future[None]) -> None:
@@ -326,13 +351,14 @@ class McpServer:
             description=description,
             fn=run,
             params=AnyArgs,
-            effects=effects_of(wire),
             volatile=volatile_of(wire),
             param_names=_param_order(schema),
             input_schema=schema,
             remote_name=remote,
             server_label=self.label,
-        )
+            server_name=self.name,
+            hints=hints_of(wire),
+        ).judged(McpRules())  # an effect until a person's policy says otherwise (S3)
 
     def _stderr_tail(self, lines: int = 5) -> str:
         try:
@@ -413,6 +439,42 @@ def _spawn_command(
     return confined.argv[0], list(confined.argv[1:]), confined.env
 
 
+#: Programs that start a server rather than name it (``python server.py``, ``npx -y pkg``).
+_LAUNCHERS = re.compile(
+    r"(?:python[0-9.]*|pypy[0-9.]*|node|npx|uvx|uv|bunx?|deno|pipx|env|sh|bash|docker|podman"
+    r"|run|tool|exec|x)"
+)
+_SUFFIX = re.compile(r"\.(?:py|js|mjs|cjs|ts|sh|exe)$")
+
+
+def default_name(argv: Sequence[str]) -> str:
+    """A server's name when none is given, made from its command (never from what the
+    server says of itself): the first word that is not a launcher or an option, its last
+    path part, without a script suffix. ``python tools/notes.py`` -> ``notes``,
+    ``npx -y @modelcontextprotocol/server-github`` -> ``server-github``."""
+    for arg in argv:
+        if arg == "-c":  # inline code names nothing
+            break
+        base = arg.rstrip("/").rsplit("/", 1)[-1]
+        if not base or arg.startswith("-") or "=" in arg or _LAUNCHERS.fullmatch(base):
+            continue
+        cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", _SUFFIX.sub("", base)).strip("-._")[:64]
+        if cleaned:
+            return cleaned
+    return "mcp"
+
+
+def _url_name(url: str) -> str:
+    """``http://127.0.0.1:8000/mcp`` -> ``127.0.0.1-8000``: where the server listens."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "mcp"
+    host = re.sub(r"[^A-Za-z0-9_.-]+", "-", parts.hostname or "").strip("-._")
+    return (f"{host}-{port}" if port else host)[:64] or "mcp"
+
+
 def _param_order(schema: JSONObject) -> tuple[str, ...]:
     """The schema's properties, required ones first: the order ``tool[a, b]`` binds in."""
     props = schema.get("properties")
@@ -431,10 +493,18 @@ def _describe(error: BaseException) -> str:
 
 
 def mcp_tools(servers: Iterable[McpServer]) -> list[Tool]:
-    """All tools of several servers; a name two servers share is an error naming both."""
+    """All tools of several servers; a name two servers (or two of their tools) share is an
+    error naming both: a policy entry must name one server's tools."""
     owners: dict[str, McpServer] = {}
+    names: dict[str, McpServer] = {}
     tools: list[Tool] = []
     for server in servers:
+        if server.name in names:
+            raise McpError(
+                f"MCP servers {names[server.name].label} and {server.label} are both named "
+                f"{server.name!r}; name them (--mcp 'NAME=COMMAND', or name=...)"
+            )
+        names[server.name] = server
         for item in server.tools():
             if item.name in owners:
                 raise McpError(

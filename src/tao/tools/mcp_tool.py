@@ -1,5 +1,9 @@
 """An MCP server's tool as a tao :class:`~tao.tools.base.Tool` (SPEC T3, S1, S3).
 
+Its effects are the person's call, not the server's: every MCP tool asks before each call
+unless the policy's ``[mcp]`` table calls it read-only (:meth:`McpTool.judged`,
+:mod:`tao.approval.mcp_rules`); the server's hints only ever make it more careful.
+
 The server's JSON schema is the single source of truth, as a Python signature
 is for local tools: native tool calling receives it unchanged, the text protocol
 shows its property names, and every argument is checked against it *before*
@@ -11,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tao.approval.mcp_rules import McpRules
 from tao.lookalikes import visible
 from tao.state.jsontypes import JSON, JSONObject
 from tao.tools.base import Effect, Tool
@@ -41,12 +46,66 @@ class AnyArgs(BaseModel):
 
 
 @dataclass(frozen=True)
+class Hints:
+    """What the server says of a tool (MCP annotations): its word, never a permission."""
+
+    #: ``readOnlyHint: true``: the server calls the tool read-only.
+    read_only: bool = False
+    #: ``destructiveHint: true``: the server says it may destroy something.
+    destructive: bool = False
+
+
+@dataclass(frozen=True)
 class McpTool(Tool):
     """One tool of an MCP server; ``remote_name`` is its real name, ``name`` a safe one."""
 
     input_schema: JSONObject = field(default_factory=dict)
     remote_name: str = ""
     server_label: str = ""
+    #: The server's name in a policy (``notes`` in ``read_only = ["notes:search"]``).
+    server_name: str = ""
+    hints: Hints = field(default_factory=Hints)
+    #: Why a call asks though the server says otherwise, for the person deciding.
+    note: str | None = None
+
+    @property
+    def policy_name(self) -> str:
+        """How a policy names this tool: ``SERVER:TOOL``, the tool as the server lists it."""
+        return f"{self.server_name}:{self.remote_name}"
+
+    @property
+    def approval_note(self) -> str | None:
+        return self.note
+
+    def judged(self, rules: McpRules) -> McpTool:
+        """This tool with the effects a person's ``[mcp]`` rules give it (SPEC S3).
+
+        Read-only only when an entry of ``read_only`` names it, or its server is in
+        ``trust_hints`` and calls it read-only; a tool its server calls destructive is
+        ``deletes`` whatever the rules say; anything else ``sends`` (a person approves each
+        call). ``note`` says why a call asks when the server claimed less."""
+        marked = rules.marks_read_only(self.server_name, self.remote_name)
+        trusted = self.hints.read_only and rules.trusts_hints_of(self.server_name)
+        note = None
+        if self.hints.destructive:
+            effects: tuple[Effect, ...] = ("deletes",)
+            if marked or trusted:
+                whose = "your policy calls" if marked else "the server calls"
+                note = (
+                    f"MCP tool: {whose} {self.policy_name} read-only, but the server says it "
+                    "is destructive, so each call asks"
+                )
+        elif marked or trusted:
+            effects = ("read",)
+        else:
+            effects = ("sends",)
+            if self.hints.read_only:
+                note = (
+                    f"MCP tool: the server calls {self.policy_name} read-only; your policy "
+                    f'does not (add "{self.policy_name}" to [mcp] read_only in your policy '
+                    "file to let it run unasked)"
+                )
+        return replace(self, effects=effects, note=note)
 
     @property
     def schema(self) -> JSONObject:
@@ -197,14 +256,51 @@ def safe_name(name: str) -> str:
     return cleaned if cleaned.isidentifier() else f"t_{cleaned}"
 
 
-def effects_of(tool: WireTool) -> tuple[Effect, ...]:
-    """Read-only only when the server says so; otherwise a person approves each call (S3)."""
+def hints_of(tool: WireTool) -> Hints:
+    """The server's annotations of ``tool`` that bear on its effects (only ``true`` counts)."""
     hints = tool.annotations
-    if hints is not None and hints.read_only_hint is True:
-        return ("read",)
-    if hints is not None and hints.destructive_hint is True:
-        return ("deletes",)
-    return ("sends",)
+    if hints is None:
+        return Hints()
+    return Hints(hints.read_only_hint is True, hints.destructive_hint is True)
+
+
+#: How many tool names the start-up notice lists before it counts the rest.
+_NOTICE_NAMES = 8
+
+
+def hints_notice(tools: Iterable[Tool], policy_file: str) -> str | None:
+    """One line for the start of a run when the person's policy overrules what servers say
+    of their tools: those called read-only that will ask at each call (SPEC S3), so the person
+    is not surprised, and the entry that would let them run unasked; ``None``: nothing to say.
+    A tool its server also calls destructive is left out: no entry makes it read-only."""
+    asked = [
+        t.policy_name
+        for t in tools
+        if isinstance(t, McpTool) and t.hints.read_only and not (t.hints.destructive or t.read_only)
+    ]
+    if not asked:
+        return None
+    shown = ", ".join(asked[:_NOTICE_NAMES])
+    more = f" and {len(asked) - _NOTICE_NAMES} more" if len(asked) > _NOTICE_NAMES else ""
+    server = asked[0].split(":", 1)[0]
+    return (
+        f"tao: MCP servers call {shown}{more} read-only; your policy does not, so each call "
+        f'asks. To let them run unasked, add [mcp] read_only = ["{asked[0]}"] (globs: '
+        f'"{server}:*") or trust_hints = ["{server}"] to {policy_file}'
+    )
+
+
+def unmatched_notice(tools: Iterable[Tool], rules: McpRules) -> str | None:
+    """One line for the start of a run when a ``read_only`` entry names a server of this run
+    but none of its tools (``notes:serach``): a typo would otherwise only show as a prompt."""
+    names = [(t.server_name, t.remote_name) for t in tools if isinstance(t, McpTool)]
+    unmatched = rules.unmatched(names)
+    if not unmatched:
+        return None
+    return (
+        f"tao: your policy's [mcp] read_only {', '.join(unmatched[:_NOTICE_NAMES])} "
+        "names no tool of this run's servers (a tool is named as its server lists it)"
+    )
 
 
 def volatile_of(tool: WireTool) -> bool:
