@@ -23,7 +23,9 @@ A value is found verbatim with ``str.find`` (C speed), and in its disguises: upp
 ROT-n, base64, base85, hex, XOR-ed, deflated... (:mod:`tao.redact.known_forms`, computed
 once when it is registered, and :mod:`tao.redact.known_xor`), searched in a few views of
 the text (:func:`form_spans`; many forms in one pass, :mod:`tao.redact.known_search`).
-Every step is linear in the text, and nothing runs while no value is registered.
+Every step is linear in the text, and nothing runs while no value is registered. A value
+cut in two across two observations of one run is found by :func:`seam`, which the loop
+calls with the end of the observation before (``tao.run.loop``).
 
     >>> remember(["Zq7hunter2horse"])
     >>> known_spans("value is Zq7hunter2horse.")
@@ -75,6 +77,7 @@ class FormIndex:
 
     @classmethod
     def of(cls, values: Iterable[str]) -> FormIndex:
+        values = tuple(values)
         forms = [value_forms(value) for value in values]
         return cls(
             squeezed=Needles.of(
