@@ -45,8 +45,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / "test_one.py").write_text("def test_one():\n    assert True\n")
-        pytest_argv = [sys.executable, "-I", "-c", PYTEST_LAUNCHER, "-q", "-p", "no:cacheprovider"]
-        pytest_argv += ["--", "test_one.py"]
+        pytest_argv = [sys.executable, "-I", "-B", "-c", PYTEST_LAUNCHER, "-q"]
+        pytest_argv += ["-p", "no:cacheprovider", "--", "test_one.py"]
         sandbox = Sandbox()
         plain_env = child_environment(sandbox, home=folder, tmp=folder)
         results = {}

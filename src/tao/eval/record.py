@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tao.redact import redact
 from tao.state import codec
 from tao.state.jsontypes import JSON, JSONObject
 
@@ -79,6 +80,13 @@ class QuestionRecord:
     def comparable(self) -> JSONObject:
         """The record without timings and run ids: equal for equal model behaviour."""
         return {k: v for k, v in self.to_json().items() if k not in VOLATILE}
+
+
+def recorded_question(text: str) -> str:
+    """A question as its record keeps it: redacted (S8), since records are written to
+    ``$TAO_HOME/evals`` and shown by ``tao eval report``; a later run finds its stored
+    answers by comparing this."""
+    return redact(text)
 
 
 def total_cost(costs: Iterable[float | None]) -> float | None:

@@ -25,7 +25,7 @@ from tao.errors import ConfigError
 from tao.eval.config import ALL_ORDER, STRATEGIES, EvalConfig
 from tao.eval.data import Question
 from tao.eval.executors import Answerer, local_outcomes, ray_outcomes
-from tao.eval.record import QuestionRecord, total_cost
+from tao.eval.record import QuestionRecord, recorded_question, total_cost
 from tao.eval.results import ResultsFile
 from tao.eval.summary import StrategyRunSummary, summarize
 from tao.models import Model
@@ -153,7 +153,7 @@ def _matching(
         for index, record in stored.items()
         if index in wanted
         and record.id == wanted[index].id
-        and record.question == wanted[index].question
+        and record.question == recorded_question(wanted[index].question)
     }
 
 

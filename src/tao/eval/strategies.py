@@ -35,9 +35,10 @@ from tao.eval.data import Question
 from tao.eval.metrics import exact_match, f1_score, label_match, majority_vote, normalize_answer
 from tao.eval.metrics import normalize_label as _label
 from tao.eval.prompts import PromptKind, PromptSet
-from tao.eval.record import QuestionRecord, RecordStatus, total_cost
+from tao.eval.record import QuestionRecord, RecordStatus, recorded_question, total_cost
 from tao.models.base import Model, ModelReply, ModelRequest, OnText
 from tao.protocol.text import cut_at_stop
+from tao.redact import redact
 from tao.redact.structured import redact_optional
 from tao.state.config import EvalTag, RunConfig
 from tao.state.result import RunObserver, RunResult, Status, StepKind
@@ -230,9 +231,11 @@ class _QuestionRun:
         record = QuestionRecord(
             index=question.index,
             id=question.id,
-            question=question.question,
-            gold=question.gold,
-            answer=redact_optional(answer),  # scored above; kept and shown redacted (S8)
+            # every text a record keeps is redacted here, the one place records are made:
+            # they are written to $TAO_HOME/evals and shown by `tao eval report` (S8)
+            question=recorded_question(question.question),
+            gold=redact(question.gold),
+            answer=redact_optional(answer),  # scored above; kept and shown redacted
             em=em,
             f1=f1,
             strategy=config.strategy,

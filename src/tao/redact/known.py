@@ -8,7 +8,10 @@ through (the observation the model reads, the run log, ``--json``, the web page,
 eval records) passes :func:`tao.redact.redact`, which asks this module first, so one
 registry covers them all.
 
-What is known, registered when a run is set up (:func:`remember_environment`):
+What is known, registered when a run is set up (:func:`remember_environment`), and the
+process's own secret-named variables on the first redaction of any process (a ``tao
+serve --queue`` storing a posted task, ``tao ui`` or a worker showing a run, ``tao
+submit``: none of them sets a run up before it writes or shows text):
 
 * the value of every variable passed with ``--pass-env`` (the user chose to hand it
   to a child), and the password of one that is a URL;
@@ -101,6 +104,8 @@ _values: tuple[str, ...] = ()
 #: The disguised forms of every value (tao.redact.known_forms), made once, ready to search.
 _forms = FormIndex()
 _generation = 0
+#: Whether this process's own environment was read (once, at the first redaction).
+_environment_read = False
 
 
 def remember(values: Iterable[str | None]) -> None:
@@ -142,13 +147,28 @@ def _with_password(value: str) -> list[str]:
     return found
 
 
+def _read_environment_once() -> None:
+    """Register the secret-named variables of this process's environment, once.
+
+    Registration at run set-up alone left every other writer blind: ``tao serve
+    --queue`` stored a posted task holding ``$MY_API_KEY``'s value verbatim, because no
+    run was set up in that process. Reading the environment at the first redaction covers
+    every process, whatever its entry point; one pass over ``os.environ``, once."""
+    global _environment_read
+    if not _environment_read:
+        _environment_read = True
+        remember_environment(())
+
+
 def generation() -> int:
     """A number that changes whenever a value is added (so a memo of old results is stale)."""
+    _read_environment_once()
     return _generation
 
 
 def known_spans(text: str) -> list[Span]:
     """Every place in ``text`` where a registered value appears."""
+    _read_environment_once()
     spans = [(start, start + len(value)) for value in _values for start in _starts(text, value)]
     if _values:
         spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
@@ -237,12 +257,14 @@ def _dangling(text: str) -> list[Span]:
 
 
 def forget_all() -> None:
-    """Drop every registered value (for tests that need a clean registry)."""
-    global _values, _forms, _generation
+    """Drop every registered value (for tests that need a clean registry): as in a fresh
+    process, the environment is read again at the next redaction."""
+    global _values, _forms, _generation, _environment_read
     with _lock:
         _values = ()
         _forms = FormIndex()
         _generation += 1
+        _environment_read = False
 
 
 __all__ = [

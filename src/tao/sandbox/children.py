@@ -34,8 +34,49 @@ def tracked(process: subprocess.Popen[bytes]) -> Iterator[None]:
             _running.discard(process.pid)
 
 
-def kill_group(pid: int) -> None:
-    """Kill a process group; one that is already gone is fine."""
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` now (``/proc/PID/task/*/children``, or a
+    scan of ``/proc`` where the kernel lacks that file); none when ``pid`` is gone."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    try:
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                found += [int(word) for word in listed.read().split()]
+    except FileNotFoundError:
+        return [other for other in _all_pids() if _parent(other) == pid]
+    except (OSError, ValueError):
+        pass  # a thread that ended meanwhile
+    return found
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            return int(stat.read().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def kill_group(pid: int, *, children: bool = True) -> None:
+    """Kill a process group and, first (``children``), the direct children of its leader
+    ``pid``; one that is already gone is fine. Pass ``children=False`` once the leader
+    has been reaped: its pid may then name another process, whose children are not ours.
+
+    The leader of a sandboxed child is bubblewrap's monitor; its child is the sandbox's
+    init, in a session of its own, which dies with its parent only through a
+    parent-death signal a traced init could lose. Killed by pid, the init takes its
+    whole PID namespace with it, whatever was done to it (issue 26)."""
+    for child in children_of(pid) if children else ():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 

@@ -12,7 +12,8 @@ filesystem is :func:`tao.sandbox.mounts.mount_args`; the environment is
 :func:`tao.sandbox.environment.child_environment`, handed to bubblewrap as its own
 environment (bubblewrap passes it on), so no value appears on a command line. Limits are
 set by util-linux ``prlimit`` inside the sandbox, which then executes the command:
-no ``preexec_fn`` in threaded tao.
+no ``preexec_fn`` in threaded tao. The command itself starts under a seccomp filter
+(:mod:`tao.sandbox.seccomp`): no ``ptrace`` of bubblewrap's init or anything else.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from tao.sandbox.environment import absolute_path, child_environment
 from tao.sandbox.mounts import mount_args
+from tao.sandbox.seccomp import wrapper
 from tao.sandbox.settings import Limits, Sandbox
 
 #: Where bubblewrap and prlimit are looked for before PATH (Debian, Fedora, Arch, Alpine).
@@ -221,5 +223,5 @@ def confine(
     if dropping:
         command += _drop_to_nobody(cwd)
     uid = SANDBOX_UID if dropping else None
-    command += [*limit_args(sandbox.limits, uid), str(program), *argv[1:]]
+    command += [*limit_args(sandbox.limits, uid), *wrapper(), str(program), *argv[1:]]
     return Confined(tuple(command), env, note)

@@ -4,13 +4,15 @@ Nothing of the host is visible unless bound here, so the default is blindness, n
 list of things to hide:
 
 1. the system, read-only: ``/usr``, ``/etc`` and the ``/bin``, ``/sbin``, ``/lib*``
-   links or folders; a fresh ``/proc`` (the sandbox's own PID namespace) and ``/dev``;
+   links or folders; a fresh ``/proc`` (the sandbox's own PID namespace; its kernel
+   settings read-only, and ``/proc/1``, bubblewrap's init, hidden) and ``/dev``;
 2. a private ``/tmp`` (a tmpfs of bounded size) with an empty HOME in it;
 3. read-only: the Python installation tao runs on (its prefixes and ``sys.path``)
    and the folders the caller names (the project, an MCP server's files);
-4. read-write: ``Sandbox.writable`` and nothing else, except what inside it runs later
-   outside the sandbox (``.git``, virtual environments, tao's own installation), bound
-   read-only again (:mod:`tao.sandbox.protected`);
+4. read-write: ``Sandbox.writable`` (the outermost folders only) and nothing else, except
+   what inside it runs later outside the sandbox (``.git``, virtual environments, tao's
+   own installation, Python's user base), bound read-only again
+   (:mod:`tao.sandbox.protected`);
 5. masks over secrets that lie inside something bound: ``$TAO_HOME`` and its run log and
    policy, ``~/.ssh``, ``~/.aws``, ``~/.netrc``… (a project or interpreter inside HOME must
    not bring HOME's secrets with it), ``/etc/shadow``.
@@ -22,13 +24,14 @@ it would show everything below it.
 from __future__ import annotations
 
 import os
+import site
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tao.paths import default_db_path, default_policy_path, tao_home
 from tao.sandbox.environment import SANDBOX_HOME, SANDBOX_TMP
-from tao.sandbox.protected import read_only_again
+from tao.sandbox.protected import outermost, read_only_again
 
 #: System folders bound read-only (or recreated as the links they are, for merged /usr).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -38,6 +41,13 @@ HOME_SECRETS = (
     ".pypirc", ".npmrc", ".git-credentials", ".gitconfig", ".vault-token", ".password-store",
     ".local/share/keyrings", ".bash_history", ".zsh_history", ".python_history", ".terraform.d",
 )  # fmt: skip
+#: Kernel settings under the sandbox's fresh /proc bound read-only: a process whose host
+#: uid is 0 (tao run as root inside a user namespace of its own) would otherwise pass
+#: their owner check and set the machine's ``core_pattern`` (a program run as root).
+#: ``/proc/sys/user`` stays (bubblewrap's ``--disable-userns`` writes it, for the
+#: sandbox's own user namespace only), and ``/proc/sys/net`` (the sandbox's own network).
+PROC_READ_ONLY = ("/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+PROC_SYS_OWN = frozenset({"user", "net"})
 #: System files no child needs.
 SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
 
@@ -73,6 +83,26 @@ def python_paths() -> list[Path]:
             continue  # it would show HOME or tao's data wholesale
         kept.append(Path(entry))
     return kept
+
+
+def user_base() -> list[Path]:
+    """Python's user base (``PYTHONUSERBASE`` or ``~/.local``) as tao's environment names
+    it, when it exists: its ``site-packages`` ``.pth`` files and ``usercustomize`` run in
+    every interpreter of the person, tao's own included, and its ``bin`` is on their PATH."""
+    base = Path(site.getuserbase())
+    return [base] if base.is_absolute() and base.is_dir() else []
+
+
+def _kernel_settings() -> list[str]:
+    """``--ro-bind-try`` of the kernel's settings (see :data:`PROC_READ_ONLY`)."""
+    try:
+        names = sorted(set(os.listdir("/proc/sys")) - PROC_SYS_OWN)
+    except OSError:
+        names = []
+    args: list[str] = []
+    for path in (*(f"/proc/sys/{name}" for name in names), *PROC_READ_ONLY):
+        args += ["--ro-bind-try", path, path]
+    return args
 
 
 def _system() -> list[str]:
@@ -161,17 +191,20 @@ def mount_args(
     folders made to hold binds 0755 (never a host folder)."""
     system = [_real(Path(name)) for name in SYSTEM if os.path.isdir(name)]
     covered = list(system)
-    args = [*_system(), "--proc", "/proc", "--dev", "/dev"]
+    # /proc/1 hidden: bubblewrap's init shares the child's uid for an ordinary user, and its
+    # /proc/1/mem would let a test rewrite the process that ties the sandbox to tao's life
+    args = [*_system(), "--proc", "/proc", "--tmpfs", "/proc/1", "--dev", "/dev"]
+    args += _kernel_settings()
     tmp_mode, home_mode = (["--perms", "1777"], ["--perms", "0777"]) if shared_tmp else ([], [])
     args += [*tmp_mode, "--size", str(tmp_bytes), "--tmpfs", SANDBOX_TMP]
     args += [*home_mode, "--dir", SANDBOX_HOME]
     binds = _binds("--ro-bind", [*python_paths(), *readable], covered)
-    rw = [_real(path) for path in writable]
+    rw = outermost(writable)
     binds += _binds("--bind", rw, [])
     if shared_tmp:
         args += _open_folders(binds, [*covered, *rw])
     args += binds
-    installed = [_real(path) for path in python_paths()]
+    installed = [_real(path) for path in (*python_paths(), *user_base())]
     for path in read_only_again(rw, installed):  # hooks, venvs: run later, unconfined
         args += ["--ro-bind", str(path), str(path)]
     args += _masks([*covered, *rw])

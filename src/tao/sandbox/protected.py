@@ -26,6 +26,7 @@ entries or :data:`MAX_SECONDS`, the whole writable folder is bound read-only ins
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import stat
@@ -37,11 +38,33 @@ from pathlib import Path
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 #: Compiled Python: a cache Python regenerates, so one the child wrote is simply removed.
 COMPILED_SUFFIXES = (".pyc", ".pyo")
+#: Python's compiled-module folder: one that is a symlink sends its reads elsewhere.
+PYCACHE = "__pycache__"
 #: The file that makes a folder a Python virtual environment.
 VENV_MARKER = "pyvenv.cfg"
 #: Entries visited at most per search, and its time; past either the folder stays read-only.
 MAX_ENTRIES = 50_000
 MAX_SECONDS = 2.0
+
+
+def outermost(writable: Iterable[Path]) -> list[Path]:
+    """The writable folders to bind, resolved: those not inside another one, by name or
+    by where they lead. A folder inside a writable one can be replaced from within the
+    sandbox (renamed away, a symlink to HOME in its place); resolved at the next start,
+    it would open that target. The outer bind already covers it, so it is never bound on
+    its own, whatever it has become (issue 26)."""
+    places = {(Path(os.path.abspath(path)), Path(os.path.realpath(path))) for path in writable}
+    kept: set[Path] = set()
+    for path, real in places:
+        if not any(
+            other in path.parents
+            or other in real.parents
+            or target in path.parents
+            or target in real.parents
+            for other, target in places
+        ):
+            kept.add(real)
+    return sorted(kept)
 
 
 def later_run(
@@ -65,11 +88,13 @@ Entry = tuple[Path, str]
 
 
 def _search(
-    folder: Path, max_entries: int, max_seconds: float
+    folder: Path, max_entries: float, max_seconds: float
 ) -> tuple[list[Path], list[Path], list[Entry]]:
     """VCS metadata and virtual environments under ``folder`` (``[folder]`` past the
-    bounds or when it is one itself), symlinks of a VCS name (never followed), and
-    compiled Python files with their signatures."""
+    bounds or when it is one itself or lies inside one), symlinks of a VCS name (never
+    followed), and compiled Python files with their signatures."""
+    if _inside_later_run(folder):
+        return [folder], [], []
     deadline = time.monotonic() + max_seconds
     found: list[Path] = []
     links: list[Path] = []
@@ -98,7 +123,7 @@ def _search(
                 (links if stat.S_ISLNK(info.st_mode) else found).append(Path(entry.path))
             elif stat.S_ISDIR(info.st_mode):
                 stack.append(Path(entry.path))
-            elif entry.name.casefold().endswith(COMPILED_SUFFIXES):
+            elif entry.name.casefold().endswith(COMPILED_SUFFIXES) or entry.name == PYCACHE:
                 signature = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
                 compiled.append((Path(entry.path), signature))
     if (folder / VENV_MARKER).is_file():
@@ -106,15 +131,31 @@ def _search(
     return found, links, compiled
 
 
-def _entries(folder: Path) -> list[Entry]:
-    """What :func:`_search` finds in ``folder``, each with its signature."""
-    found, links, compiled = _search(folder, MAX_ENTRIES, MAX_SECONDS)
+def _inside_later_run(folder: Path) -> bool:
+    """Whether ``folder`` is, or lies inside, version-control metadata or a virtual
+    environment: a writable ``.git/hooks`` or ``.venv/lib`` (a policy rule for a folder
+    the file tools never write) must not open what the search protects from above."""
+    for place in (folder, *folder.parents):
+        if place.name in VCS_NAMES or (place / VENV_MARKER).is_file():
+            return True
+    return False
+
+
+#: Entries the search before a child may visit: far past :data:`MAX_ENTRIES`, so a
+#: folder the mount's search found small enough to bind writable is always snapshotted
+#: (a time bound could disagree between the two searches; an entry count cannot).
+SNAPSHOT_ENTRIES = 1_000_000
+
+
+def _entries(folder: Path, max_entries: float) -> list[Entry]:
+    """What :func:`_search` finds in ``folder``, each with its signature; no time bound."""
+    found, links, compiled = _search(folder, max_entries, math.inf)
     return [*((path, "") for path in (*found, *links)), *compiled]
 
 
 def snapshot(folders: Iterable[Path]) -> frozenset[Entry]:
     """Every entry :func:`planted` may later call new, found before the child runs."""
-    return frozenset(entry for folder in folders for entry in _entries(folder))
+    return frozenset(entry for folder in folders for entry in _entries(folder, SNAPSHOT_ENTRIES))
 
 
 def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
@@ -123,13 +164,16 @@ def planted(folders: Iterable[Path], before: frozenset[Entry]) -> list[Path]:
     size and mtime, which ``git diff`` never shows) in ``folders`` that were not there
     ``before`` (:func:`snapshot`): made by the child, they would run later with the
     person's authority. A symlink counts as itself, never its target (a link to ``src``
-    must not make ``src`` look new). A folder that was read-only whole (the search past
-    its bounds) had nothing created in it."""
+    must not make ``src`` look new). A folder that was read-only whole (a virtual
+    environment, inside VCS metadata, or past :data:`SNAPSHOT_ENTRIES` before) had nothing
+    created in it. The search after the child has no bound: a test that floods its folder
+    past the mount's bound (60,000 empty files, then a ``.git``) must not make the search
+    give up, and listing what the child made costs far less than the child paid making it."""
     new: list[Path] = []
     for folder in folders:
         if (folder, "") in before:
             continue
-        entries = _entries(folder)
+        entries = _entries(folder, math.inf)
         if entries == [(folder, "")]:
             continue
         new += [path for path, signature in entries if (path, signature) not in before]
@@ -175,7 +219,7 @@ class Sweep:
     server has ended, when nothing can make them again."""
 
     def __init__(self, folders: Iterable[Path], who: str, maker: str) -> None:
-        self.folders = [Path(os.path.realpath(folder)) for folder in folders]
+        self.folders = outermost(folders)  # never a folder inside one, see there
         self.who, self.maker = who, maker
         self.before = snapshot(self.folders)
 

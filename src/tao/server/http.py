@@ -33,7 +33,7 @@ from tao.server.jsonbody import BadBody, decode_json
 from tao.server.openai_api import ChatServer
 from tao.server.queue import ModelGate
 from tao.server.runner import bind, serve, url_of
-from tao.server.streaming import stream_answer
+from tao.server.streaming import shown_error, stream_answer
 from tao.server.wire import ApiError
 
 __all__ = ["MAX_BODY_BYTES", "error_response", "make_app", "serve_forever"]
@@ -49,6 +49,7 @@ _HEADERS = (
 
 
 def error_response(error: ApiError) -> JSONResponse:
+    error = shown_error(error)  # redacted: a refusal may quote what was sent
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
     return JSONResponse(dict(error.body()), status_code=error.status, headers=headers)
 

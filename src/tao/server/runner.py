@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import logging
 import socket
 import threading
 import time
@@ -29,6 +31,8 @@ import h11
 import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tao.redact import redact
 
 __all__ = [
     "BACKLOG",
@@ -124,6 +128,29 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+class RedactedRecords(logging.Filter):
+    """Redacts every record the server logs (S8): the access log prints each request's
+    path, and a path can hold a secret (``GET /v1/runs/ghp_…``, ``/v1/models/sk-…``, a
+    token in the query); so can an error uvicorn logs. The message and each string
+    argument are redacted before the formatter sees them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+def _log_config() -> dict[str, object]:
+    """uvicorn's own logging set-up, with every handler's records redacted."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["filters"] = {"redacted": {"()": RedactedRecords}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redacted"]
+    return config
+
+
 def _server(app: ASGIApp, *, quiet: bool) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
@@ -138,7 +165,7 @@ def _server(app: ASGIApp, *, quiet: bool) -> uvicorn.Server:
         h11_max_incomplete_event_size=MAX_HEAD,
         access_log=not quiet,
         log_level="error" if quiet else "info",
-        log_config=None if quiet else uvicorn.config.LOGGING_CONFIG,
+        log_config=None if quiet else _log_config(),
     )
     return uvicorn.Server(config)
 

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from tao.errors import TaoError
+from tao.redact import redact
 from tao.server.chat_request import ChatRequest
 from tao.server.hangup import ClientGone, Hangup
 from tao.server.openai_api import ChatServer, Reply
@@ -65,11 +66,23 @@ class _Pump:
             self._put(error)
 
 
-def _failure(error: BaseException) -> ApiError:
+def shown_error(error: BaseException) -> ApiError:
+    """The refusal a client is answered with, its message redacted (S8).
+
+    Every error body of ``tao serve`` is made here, streamed or not, and many quote what
+    was sent (``model 'ghp_…' not found``, ``unknown field(s): sk-…``, ``no run with id
+    …``, a setting's bad value) or what a model said: redacted once here rather than at
+    each ``raise``."""
     if isinstance(error, ApiError):
-        return error
+        shown = redact(error.message)
+        if shown == error.message:
+            return error
+        return ApiError(
+            error.status, shown, kind=error.kind, param=error.param, code=error.code,
+            retry_after=error.retry_after,
+        )  # fmt: skip
     if isinstance(error, TaoError):
-        return ApiError(500, str(error), kind="server_error")
+        return ApiError(500, redact(str(error)), kind="server_error")
     return ApiError(500, "internal error", kind="server_error")
 
 
@@ -139,7 +152,7 @@ async def stream_answer(
         return Response(status_code=499)
     if isinstance(first, BaseException):
         await finish()
-        error = _failure(first)
+        error = shown_error(first)
         headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
         return JSONResponse(dict(error.body()), status_code=error.status, headers=headers)
     return _EventResponse(_events(chat, request, pump, first), finish)
@@ -178,6 +191,6 @@ async def _events(
             pump.hangup.log_stopped()
             return
         else:
-            yield _event(_failure(item).body())
+            yield _event(shown_error(item).body())
             return
         item = await pump.items.get()

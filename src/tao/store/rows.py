@@ -57,7 +57,7 @@ def record_end(conn: Connection, result: RunResult) -> None:
     conn.execute(
         _END,
         (str(result.status), redact_optional(result.answer), redact_optional(result.error),
-         result.stop_reason, time.time(), result.duration_s, usage.model_calls,
+         redact_optional(result.stop_reason), time.time(), result.duration_s, usage.model_calls,
          usage.input_tokens, usage.output_tokens, usage.evaluated_tokens, usage.cost_usd,
          result.run_id),
     )  # fmt: skip
@@ -84,7 +84,7 @@ def insert_run(
         (
             result.run_id,
             redact(result.task),
-            result.model,
+            redact(result.model),  # a token pasted as the model (`-m openai:ghp_…`) (S8)
             result.lang,
             str(status),
             result.started_at or time.time(),

@@ -9,7 +9,8 @@ that the approval of a test file never showed. The sandbox makes writes outside 
 project fail anyway; this check gives the model a clear reason instead of a confusing
 crash, and keeps the refusal when tao runs without a sandbox.
 
-Checked: ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]``
+Checked: ``pytest.toml`` and ``.pytest.toml`` (``[pytest]``, read by pytest 9 before the
+others), ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]``
 and ``[tool.pytest]``), ``tox.ini`` (``[pytest]``) and ``setup.cfg`` (``[tool:pytest]``) in
 every folder from the test file's up to the project root: more than pytest reads, never less.
 """
@@ -43,26 +44,42 @@ WARNING_OPTIONS = frozenset({"-W", "--pythonwarnings"})
 _WITH_VALUE = PATH_OPTIONS | CODE_OPTIONS | WARNING_OPTIONS | {"-o", "--override-ini"}
 
 
+#: Every configuration file pytest finds by name (pytest 9 reads ``pytest.toml`` and
+#: ``.pytest.toml`` first), and for TOML ones the tables that hold its options.
+CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                "tox.ini", "setup.cfg")  # fmt: skip
+TOML_TABLES = {
+    "pyproject.toml": (("tool", "pytest"), ("tool", "pytest", "ini_options")),
+    "pytest.toml": (("pytest",),),
+    ".pytest.toml": (("pytest",),),
+}
+
+
+def _table(data: object, keys: tuple[str, ...]) -> dict[str, object]:
+    """``data[keys[0]][keys[1]]…`` when each step is a table, else empty."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
 def _ini_values(path: Path) -> Iterator[tuple[str, str]]:
     """``(key, value)`` of the pytest section of one config file; unreadable: nothing."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return
-    if path.name == "pyproject.toml":
+    if path.name in TOML_TABLES:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return
-        tool = data.get("tool", {}).get("pytest", {})
-        for table in (tool, tool.get("ini_options", {})) if isinstance(tool, dict) else ():
-            if isinstance(table, dict):
-                for key, value in table.items():
-                    if isinstance(value, list):
-                        joined = "\n".join if key == "filterwarnings" else shlex.join
-                        value = joined(str(v) for v in value)
-                    if isinstance(value, str):
-                        yield key, value
+        for keys in TOML_TABLES[path.name]:
+            for key, value in _table(data, keys).items():
+                if isinstance(value, list):
+                    joined = "\n".join if key == "filterwarnings" else shlex.join
+                    value = joined(str(v) for v in value)
+                if isinstance(value, str):
+                    yield key, value
         return
     section = {"setup.cfg": "tool:pytest", "tox.ini": "pytest"}.get(path.name, "pytest")
     parser = configparser.ConfigParser(interpolation=None, strict=False)
@@ -77,7 +94,7 @@ def _ini_values(path: Path) -> Iterator[tuple[str, str]]:
 def _config_files(root: Path, test: Path) -> Iterator[Path]:
     folder = test.parent
     while True:
-        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        for name in CONFIG_NAMES:
             if (folder / name).is_file():
                 yield folder / name
         if folder == root or root not in folder.parents:

@@ -4,7 +4,8 @@ pytest runs in a child process inside the sandbox (:mod:`tao.sandbox`): the proj
 read-only (writable only where ``Sandbox.writable`` says), no network, its own PID
 namespace, an allow-list environment and rlimits; cwd = the project, stdin closed, and
 a wall-clock timeout that kills the child's whole process group (and so the sandbox).
-It runs as the *real* pytest: the interpreter is isolated (``python -I``), pytest is
+It runs as the *real* pytest: the interpreter is isolated (``python -I``; ``-B`` too, since
+``-I`` ignores ``PYTHONDONTWRITEBYTECODE``: no ``__pycache__`` in a writable folder), pytest is
 imported before the project's folder joins the import path, at its end, so a project
 module named ``pytest.py`` or ``_pytest/`` cannot stand in for it; the project's own
 modules still import. Project pytest options that would write outside the project or
@@ -78,8 +79,9 @@ class _TailReader(threading.Thread):
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started (it leads its own session)."""
-    kill_group(process.pid)
+    """Kill the child and everything it started (it leads its own session; the sandbox's
+    init, its child, by pid while the child is not yet reaped)."""
+    kill_group(process.pid, children=process.poll() is None)
 
 
 def _wait(
@@ -166,7 +168,7 @@ def _command(
     """The child's argv, environment and the sandbox's note (what it could not do here):
     confined when a sandbox is available, else plain (``scratch`` is then its HOME and
     TMPDIR). ``require`` without a sandbox: ToolError."""
-    argv = [sys.executable, "-I", "-c", PYTEST_LAUNCHER, "-q", "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-I", "-B", "-c", PYTEST_LAUNCHER, "-q", "-p", "no:cacheprovider"]
     argv += ["--", shown]
     try:
         if must_confine():

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from tao.errors import ResumeError, StoreError, TaoError
+from tao.redact import redact
 from tao.server.guard import FORM
 from tao.server.jsonbody import BadBody, decode_json
 from tao.state.config import Via
@@ -44,8 +45,9 @@ _MAX_CALLS = 50
 
 
 def message(status: int, title: str, text: str, *, where: str = "", back: str = "/") -> Response:
-    """A small HTML page for an error or a notice."""
-    body = pages.message_page(title, text, back=back)
+    """A small HTML page for an error or a notice; ``text`` redacted, since many quote what
+    was asked for (``Nothing at /runs/ghp_…``, ``no run with id '…'``, a bad filter) (S8)."""
+    body = pages.message_page(title, redact(text), back=back)
     html = pages.layout(title, body, csrf="", where=where, live_url=None)
     return HTMLResponse(html, status_code=status)
 
