@@ -22,11 +22,13 @@ submit``: none of them sets a run up before it writes or shows text):
 
 Values shorter than :data:`MIN_CHARS` are not registered: hiding every ``true`` or
 ``8080`` would blank ordinary text, and such a value is no secret worth the name.
-Matching is exact and case-sensitive, with ``str.find`` per value (C speed; the registry
-holds a handful of values), so it stays linear in the text. The value's disguises
-(base64 twice, base32, hex with ``:``, URL-encoded, reversed, spaced out, cut across JSON
-strings) are computed once when it is registered and searched for the same way
-(:mod:`tao.redact.known_forms`).
+A value is found verbatim with ``str.find`` (C speed), and in its disguises: upper-cased,
+ROT-n, base64, base85, hex, XOR-ed, deflated... (:mod:`tao.redact.known_forms`, computed
+once when it is registered, and :mod:`tao.redact.known_xor`), searched in a few views of
+the text (:func:`form_spans`; many forms in one pass, :mod:`tao.redact.known_search`).
+Every step is linear in the text, and nothing runs while no value is registered. A value
+cut in two across two observations of one run is found by :func:`seam`, which the loop
+calls with the end of the observation before (``tao.run.loop``).
 
     >>> remember(["Zq7hunter2horse"])
     >>> known_spans("value is Zq7hunter2horse.")
@@ -39,21 +41,68 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from tao.redact.keys import secret_key
-from tao.redact.known_forms import find_all, form_spans, value_forms
-from tao.redact.marker import Span
+from tao.redact.known_forms import (
+    DIGITS,
+    DROPPED,
+    DROPPED_BUT_DIGITS,
+    DROPPED_BUT_LETTERS,
+    LETTERS,
+    ZEROED,
+    shift_signature,
+    squeeze,
+    value_forms,
+)
+from tao.redact.known_search import Needles, find_forms, mapped, shifted
+from tao.redact.known_xor import base64_spans, hex_spans, value_signatures
+from tao.redact.marker import Span, merge, replace
 
 #: The shortest value registered.
 MIN_CHARS = 8
 #: At most this many values are kept (the first ones stay): a bound on the work per text.
 MAX_VALUES = 256
 
+
+@dataclass(frozen=True)
+class FormIndex:
+    """Every known value's disguised forms, by view, ready to search (built once per
+    registration; :mod:`tao.redact.known_forms`, :mod:`tao.redact.known_xor`)."""
+
+    squeezed: Needles = field(default_factory=Needles)
+    raw: Needles = field(default_factory=Needles)
+    zeroed: Needles = field(default_factory=Needles)
+    letter_shifts: tuple[bytes, ...] = ()
+    digit_shifts: tuple[bytes, ...] = ()
+    xor: tuple[bytes, ...] = ()
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> FormIndex:
+        values = tuple(values)
+        forms = [value_forms(value) for value in values]
+        return cls(
+            squeezed=Needles.of(
+                (form for value in forms for form in value.exact),
+                (form for value in forms for form in value.folded),
+            ),
+            raw=Needles.of(form for value in forms for form in value.raw),
+            zeroed=Needles.of(form for value in forms for form in value.zeroed),
+            letter_shifts=_joined(value.letter_shifts for value in forms),
+            digit_shifts=_joined(value.digit_shifts for value in forms),
+            xor=_joined(value_signatures(value) for value in values),
+        )
+
+
+def _joined(groups: Iterable[tuple[bytes, ...]]) -> tuple[bytes, ...]:
+    return tuple(dict.fromkeys(item for group in groups for item in group))
+
+
 _lock = threading.Lock()
 _values: tuple[str, ...] = ()
-#: The encoded, reversed, squeezed forms of every value (tao.redact.known_forms), made once.
-_forms: tuple[str, ...] = ()
+#: The disguised forms of every value (tao.redact.known_forms), made once, ready to search.
+_forms = FormIndex()
 _generation = 0
 #: Whether this process's own environment was read (once, at the first redaction).
 _environment_read = False
@@ -67,7 +116,7 @@ def remember(values: Iterable[str | None]) -> None:
         added = tuple(v for v in dict.fromkeys(fresh) if v not in _values)
         if added:
             _values = (_values + added)[:MAX_VALUES]
-            _forms = tuple(dict.fromkeys(f for v in _values for f in value_forms(v)))
+            _forms = FormIndex.of(_values)
             _generation += 1
 
 
@@ -120,9 +169,91 @@ def generation() -> int:
 def known_spans(text: str) -> list[Span]:
     """Every place in ``text`` where a registered value appears."""
     _read_environment_once()
-    spans = find_all(text, _values)
-    spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
+    spans = [(start, start + len(value)) for value in _values for start in _starts(text, value)]
+    if _values:
+        spans.extend(form_spans(text, _forms))  # the value itself is found squeezed too
     return sorted(set(spans))
+
+
+def form_spans(text: str, index: FormIndex) -> list[Span]:
+    """Where ``index``'s forms appear in ``text``, searched in views of it made by C calls:
+
+    * squeezed (ASCII letters and digits, :func:`tao.redact.known_forms.squeeze`) for
+      forms whose case matters, and lower-cased for those whose case means nothing (and
+      with its digits zeroed, for the ROT-n of a value with few letters); runs of hex in
+      it, decoded, for XOR signatures;
+    * its letters only, and its digits only, as shift signatures (ROT-n for any n);
+    * the text as written, one byte per character, for base85 and for runs of base64
+      decoded (XOR signatures).
+    """
+    view = squeeze(text)
+    folded = view.lower()
+    squeezed = find_forms(view, folded, index.squeezed) + hex_spans(folded, index.xor)
+    if index.zeroed:
+        zeroed = folded.translate(ZEROED)
+        squeezed += find_forms(zeroed, zeroed, index.zeroed)
+    spans = mapped(text, squeezed, DROPPED)
+    letters = shift_signature(folded.translate(None, DIGITS), 26)
+    spans += mapped(text, shifted(letters, index.letter_shifts), DROPPED_BUT_LETTERS)
+    if index.digit_shifts:
+        digits = shift_signature(view.translate(None, LETTERS), 10)
+        spans += mapped(text, shifted(digits, index.digit_shifts), DROPPED_BUT_DIGITS)
+    raw = text.encode("ascii", "replace")  # one byte per character: offsets kept
+    if index.raw:
+        spans += find_forms(raw, raw.lower(), index.raw)
+    spans += base64_spans(raw, index.xor)
+    return spans
+
+
+def _starts(text: str, value: str) -> list[int]:
+    """Where ``value`` appears verbatim in ``text`` (``str.find``: C speed)."""
+    found: list[int] = []
+    start = text.find(value)
+    while start != -1:
+        found.append(start)
+        start = text.find(value, start + len(value))
+    return found
+
+
+#: A value's first part left dangling at the end of an observation is hidden from this
+#: many characters (fewer would hide ordinary endings).
+MIN_PART = 6
+
+
+def seam(previous: str, text: str) -> str:
+    """``text``, read as what follows ``previous`` (the observation before it in the same
+    run, as it was before this hid anything), with a known value cut in two between them
+    hidden: the rest of a value whose start ends ``previous`` (in any of its forms: the
+    two ends are searched as one text), and a value's first part dangling at the end of
+    ``text`` (verbatim, :data:`MIN_PART` characters or more), which the next observation
+    may complete. Only the end of one and the start of the other are read."""
+    if not _values:
+        return text
+    width = seam_width()
+    tail, head = previous[-width:], text[:width]
+    spans = [
+        (0, end - len(tail)) for start, end in known_spans(tail + head) if start < len(tail) < end
+    ]
+    spans.extend(_dangling(text))
+    return replace(text, merge(spans))
+
+
+def seam_width() -> int:
+    """How much of an observation's end :func:`seam` reads: room for the longest value's
+    widest form (hex with separators: three characters a byte)."""
+    return 4 * max((len(value.encode("utf-8")) for value in _values), default=0) + 64
+
+
+def _dangling(text: str) -> list[Span]:
+    """A known value's first part (the longest, verbatim) ending ``text``."""
+    end = len(text.rstrip())
+    spans: list[Span] = []
+    for value in _values:
+        for size in range(len(value) - 1, MIN_PART - 1, -1):
+            if text.startswith(value[:size], end - size):
+                spans.append((end - size, end))
+                break
+    return spans
 
 
 def forget_all() -> None:
@@ -131,7 +262,7 @@ def forget_all() -> None:
     global _values, _forms, _generation, _environment_read
     with _lock:
         _values = ()
-        _forms = ()
+        _forms = FormIndex()
         _generation += 1
         _environment_read = False
 
@@ -144,4 +275,6 @@ __all__ = [
     "known_spans",
     "remember",
     "remember_environment",
+    "seam",
+    "seam_width",
 ]

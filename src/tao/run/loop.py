@@ -28,6 +28,7 @@ from tao.models.base import Message, ModelReply, ModelRequest, ToolSpec
 from tao.models.window import estimate, overflow
 from tao.protocol import native, prompts
 from tao.protocol.text import FinalAnswer, ParseFailure
+from tao.redact.known import seam, seam_width
 from tao.run import journal
 from tao.run.act import approval_reason, needs_approval, prepare, refuse
 from tao.run.compaction import Context, make_room, recalled
@@ -90,6 +91,9 @@ class _Run:
     context: Context = field(init=False)
     """The window, the compactions made, and what making more needs (issue 27)."""
     messages: list[Message] = field(default_factory=list)
+    seam: str = ""
+    """The end of the last observation, before :func:`tao.redact.known.seam` hid anything
+    in it (memory only: a resumed run starts without it)."""
     approved: dict[str, JSON] = field(default_factory=dict)
     """By tool name, the state a person last approved for tools with a gate (SPEC S11);
     replaced, never edited, so a checkpoint may hold it by reference."""
@@ -368,7 +372,7 @@ def _respond(run: _Run, turn: Turn) -> Generator[Request, Answer, list[Step] | E
         return Ending(Status.AWAITING_APPROVAL, pending=waiting)
     ran = {i: r for i, r in runnable.items() if i in ready or i in journaled}
     run.repeats.note(turn.index, ran, keys, earlier, outcomes, unready)
-    ordered = [outcomes[i] for i in range(len(calls))]
+    ordered = _seamed(run, [outcomes[i] for i in range(len(calls))])
     native_calls = list(parsed.calls) if isinstance(parsed, native.NativeCalls) else []
     note = refusal(setup, turn)
     text = kept_text(parsed, reply)
@@ -518,6 +522,20 @@ def _run_batch(
     if not isinstance(done, (list, tuple)):  # not the ABC: its check costs more than a call
         raise InternalError(f"the driver answered RunTools with {type(done).__name__}")
     return done
+
+
+def _seamed(run: _Run, outcomes: list[Outcome]) -> list[Outcome]:
+    """Each observation read after the one before it, so that a known secret cut in two
+    across them is hidden (SPEC S8; :func:`tao.redact.known.seam`)."""
+    seamed: list[Outcome] = []
+    for outcome in outcomes:
+        text = outcome.observation
+        hidden = seam(run.seam, text)
+        run.seam = text[-seam_width() :]
+        seamed.append(
+            outcome if hidden == text else dataclasses.replace(outcome, observation=hidden)
+        )
+    return seamed
 
 
 def _run_calls(
