@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import functools
 import secrets
+import sys
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,6 @@ from tao.state.config import COMPACTIONS, Approval, Checkpoint, Decision, RunCon
 from tao.state.result import RunResult, Status
 from tao.state.setting import path_settings
 from tao.tools.base import Tool, make_tool
-from tao.tools.mcp_tool import McpTool
 
 if TYPE_CHECKING:
     from tao.approval.policy import Policy
@@ -172,11 +172,15 @@ def build_setup(
         specs, project=config.project, corpus=config.corpus, ask=ask, sandbox=sandbox
     )
     named = {tool.name: tool for tool in resolved}
-    if policy is not None:
+    # An MCP tool exists only once its module is loaded; importing it here would build its
+    # pydantic model, which reads every distribution's entry points (a broken one must
+    # not end a run without MCP tools in a traceback: tests/cli/test_plugins.py).
+    mcp_tool = sys.modules.get("tao.tools.mcp_tool")
+    if policy is not None and mcp_tool is not None:
         named.update(
             (name, tool.judged(policy.mcp))
             for name, tool in named.items()
-            if isinstance(tool, McpTool)
+            if isinstance(tool, mcp_tool.McpTool)
         )
     if named and config.compaction != "none" and "recall" not in named:
         named["recall"] = make_tool(recall, trusted_output=True)  # fenced by the loop
