@@ -104,13 +104,15 @@ _values: tuple[str, ...] = ()
 #: The disguised forms of every value (tao.redact.known_forms), made once, ready to search.
 _forms = FormIndex()
 _generation = 0
+#: What :func:`seam_width` answers, kept with the values (it is asked at every step).
+_seam_width = 64
 #: Whether this process's own environment was read (once, at the first redaction).
 _environment_read = False
 
 
 def remember(values: Iterable[str | None]) -> None:
     """Hide each of ``values`` (8 characters or more) from now on, in every text."""
-    global _values, _forms, _generation
+    global _values, _forms, _generation, _seam_width
     fresh = [v for v in values if v is not None and len(v.strip()) >= MIN_CHARS]
     with _lock:
         added = tuple(v for v in dict.fromkeys(fresh) if v not in _values)
@@ -118,6 +120,7 @@ def remember(values: Iterable[str | None]) -> None:
             _values = (_values + added)[:MAX_VALUES]
             _forms = FormIndex.of(_values)
             _generation += 1
+            _seam_width = 4 * max(len(value.encode("utf-8")) for value in _values) + 64
 
 
 def remember_environment(pass_env: Iterable[str], environ: Mapping[str, str] | None = None) -> None:
@@ -241,7 +244,7 @@ def seam(previous: str, text: str) -> str:
 def seam_width() -> int:
     """How much of an observation's end :func:`seam` reads: room for the longest value's
     widest form (hex with separators: three characters a byte)."""
-    return 4 * max((len(value.encode("utf-8")) for value in _values), default=0) + 64
+    return _seam_width
 
 
 def _dangling(text: str) -> list[Span]:
@@ -259,12 +262,13 @@ def _dangling(text: str) -> list[Span]:
 def forget_all() -> None:
     """Drop every registered value (for tests that need a clean registry): as in a fresh
     process, the environment is read again at the next redaction."""
-    global _values, _forms, _generation, _environment_read
+    global _values, _forms, _generation, _environment_read, _seam_width
     with _lock:
         _values = ()
         _forms = FormIndex()
         _generation += 1
         _environment_read = False
+        _seam_width = 64
 
 
 __all__ = [
