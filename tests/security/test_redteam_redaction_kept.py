@@ -162,3 +162,12 @@ def test_an_agent_shows_a_huge_output_cut_and_redacted_at_the_cut_L6_S8(
     assert f"of {size:,} characters]" in observation
     assert _shows_none(observation, GITHUB)
     assert "[REDACTED]" in observation
+
+
+def test_an_output_whose_redaction_fits_is_shown_whole_without_a_cut_note_L6() -> None:
+    """An output a little over the size whose hidden token makes it fit: nothing was cut,
+    so the model is not told it saw only part."""
+    text = "x" * (KEEP - 20) + f" token: {GITHUB} "
+    assert len(text) > KEEP
+    shown = _observation(text, "head")
+    assert "[output cut" not in shown and shown.endswith("token: [REDACTED] ")

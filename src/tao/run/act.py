@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from tao.errors import ToolError
 from tao.lookalikes import name_problem
 from tao.redact.kept import redact_kept
-from tao.redact.scan import redact
 from tao.state.calls import Call, Outcome, Ready
 from tao.state.config import PendingCall, Via
 from tao.state.jsontypes import JSON, JSONObject
@@ -199,12 +198,9 @@ def redacted_cut(output: str, tool: Tool) -> str:
     """``output`` redacted, then cut to ``tool``'s size (SPEC L6, S8): of a long output
     only the kept end is redacted (:mod:`tao.redact.kept`), so 100 MB costs what 40 KB
     does, and no secret across the cut shows in part."""
-    if len(output) <= tool.max_chars:  # most outputs: one redaction, nothing to cut
-        region = redact(output)
-        if len(region) <= tool.max_chars:
-            return region
-    else:
-        region, _ = redact_kept(output, tool.max_chars, tool.keep)
+    region, whole = redact_kept(output, tool.max_chars, tool.keep)
+    if whole and len(region) <= tool.max_chars:  # nothing was cut: no note
+        return region
     return cut(region, tool.max_chars, tool.keep, len(output))  # the note counts the output
 
 
