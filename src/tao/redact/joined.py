@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from tao.redact.marker import Span
+from tao.redact.marker import Span, merge
 
 _T = r"A-Za-z0-9+/_\-"
 #: A joint: a line break (with indentation) after a run of 8 token characters (a key wrapped
@@ -61,14 +61,8 @@ class Joined:
         """The parts of the joined text within ``reach`` of a joint, merged: all a secret
         across a joint can lie in, so a text with one joint is not scanned twice whole
         (a 4 MB text whose last line happened to end in a joint took 1.4 s more)."""
-        merged: list[Span] = []
-        for at in self.at:
-            start, end = max(0, at - reach), min(len(self.text), at + reach)
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-            else:
-                merged.append((start, end))
-        return merged
+        size = len(self.text)
+        return merge((max(0, at - reach), min(size, at + reach)) for at in self.at)
 
     def _shift(self, position: int, *, after: bool) -> int:
         index = bisect_right(self.at, position) if after else bisect_right(self.at, position - 1)
